@@ -1,0 +1,218 @@
+"""Repeated-field containers that tell their owning message when they change.
+
+A message whose bytes are still valid is written back by copying its original span;
+these containers are how an ``append`` or ``del`` anywhere below invalidates that span.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+
+class RepeatedScalars(list):
+    """A ``list`` for a repeated scalar/string field; mutators validate and mark the owner dirty."""
+
+    __slots__ = ("_owner", "_check")
+
+    def __init__(self, values: Iterable = (), owner=None, check: Callable | None = None):
+        list.__init__(self, values)
+        self._owner = owner
+        self._check = check
+
+    def _touched(self) -> None:
+        if self._owner is not None:
+            self._owner._touch()
+
+    def _checked(self, value):
+        return self._check(value) if self._check is not None else value
+
+    def append(self, value) -> None:
+        list.append(self, self._checked(value))
+        self._touched()
+
+    def extend(self, values) -> None:
+        list.extend(self, [self._checked(v) for v in values])
+        self._touched()
+
+    def insert(self, index, value) -> None:
+        list.insert(self, index, self._checked(value))
+        self._touched()
+
+    def __setitem__(self, index, value) -> None:
+        if isinstance(index, slice):
+            value = [self._checked(v) for v in value]
+        else:
+            value = self._checked(value)
+        list.__setitem__(self, index, value)
+        self._touched()
+
+    def __delitem__(self, index) -> None:
+        list.__delitem__(self, index)
+        self._touched()
+
+    def __iadd__(self, values):
+        self.extend(values)
+        return self
+
+    def __imul__(self, n):
+        list.__imul__(self, n)
+        self._touched()
+        return self
+
+    def pop(self, index=-1):
+        value = list.pop(self, index)
+        self._touched()
+        return value
+
+    def remove(self, value) -> None:
+        list.remove(self, value)
+        self._touched()
+
+    def clear(self) -> None:
+        list.clear(self)
+        self._touched()
+
+    def sort(self, *args, **kwargs) -> None:
+        list.sort(self, *args, **kwargs)
+        self._touched()
+
+    def reverse(self) -> None:
+        list.reverse(self)
+        self._touched()
+
+    def __reduce__(self):
+        return (list, (list(self),))
+
+
+class RepeatedMessages:
+    """A lazy sequence of submessages: each item is scanned on first access.
+
+    ``spans`` is a flat list ``[start0, end0, start1, end1, ...]`` of the items' bytes;
+    ``items`` holds the materialised messages (``None`` until accessed).
+    """
+
+    __slots__ = ("_owner", "_name", "_cls", "_spans", "_items")
+
+    def __init__(self, owner, name: str, cls, spans=None):
+        self._owner = owner
+        self._name = name
+        self._cls = cls
+        self._spans = spans
+        self._items = [None] * (len(spans) // 2) if spans else []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _materialise(self, i: int):
+        spans = self._spans
+        item = self._cls._from_span(self._owner, spans[2 * i], spans[2 * i + 1], self._name, i)
+        self._items[i] = item
+        return item
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._items)))]
+        item = self._items[index]
+        if item is None:
+            if index < 0:
+                index += len(self._items)
+            item = self._materialise(index)
+        return item
+
+    def __iter__(self):
+        items = self._items
+        i = 0
+        # Tuned: the full walk of a large graph spends much of its time here, so the
+        # common case (item already materialised or not) avoids any method call but one.
+        while i < len(items):
+            item = items[i]
+            if item is None:
+                item = self._materialise(i)
+            yield item
+            i += 1
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, RepeatedMessages):
+            other = list(other)
+        return isinstance(other, (list, tuple)) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} x {self._cls.__name__}>"
+
+    # -- mutation -------------------------------------------------------------------
+    def _adopt(self, msg):
+        if not isinstance(msg, self._cls):
+            raise TypeError(f"{self._name} holds {self._cls.__name__}, not {type(msg).__name__}")
+        msg._adopt(self._owner, self._name)
+        return msg
+
+    def _changed(self) -> None:
+        self._spans = None  # every item is materialised by now; spans are no longer needed
+        self._owner._touch()
+
+    def _materialise_all(self) -> None:
+        if self._spans is not None:
+            for i, item in enumerate(self._items):
+                if item is None:
+                    self._materialise(i)
+
+    def add(self, **fields):
+        """Append a new message built from keyword fields and return it (as protobuf's ``add``)."""
+        msg = self._cls(**fields)
+        self.append(msg)
+        return msg
+
+    def append(self, msg) -> None:
+        self._materialise_all()
+        self._items.append(self._adopt(msg))
+        self._changed()
+
+    def extend(self, msgs) -> None:
+        self._materialise_all()
+        self._items.extend(self._adopt(m) for m in msgs)
+        self._changed()
+
+    def insert(self, index: int, msg) -> None:
+        self._materialise_all()
+        self._items.insert(index, self._adopt(msg))
+        self._changed()
+
+    def __setitem__(self, index, msg) -> None:
+        self._materialise_all()
+        if isinstance(index, slice):
+            self._items[index] = [self._adopt(m) for m in msg]
+        else:
+            self._items[index] = self._adopt(msg)
+        self._changed()
+
+    def __delitem__(self, index) -> None:
+        self._materialise_all()
+        del self._items[index]
+        self._changed()
+
+    def pop(self, index: int = -1):
+        self._materialise_all()
+        item = self._items.pop(index)
+        self._changed()
+        return item
+
+    def remove(self, msg) -> None:
+        self._materialise_all()
+        for i, item in enumerate(self._items):
+            if item is msg:
+                del self._items[i]
+                self._changed()
+                return
+        raise ValueError("message not in list")
+
+    def clear(self) -> None:
+        self._items = []
+        self._changed()
+
+    def sort(self, key, reverse: bool = False) -> None:
+        self._materialise_all()
+        self._items.sort(key=key, reverse=reverse)
+        self._changed()

@@ -1,0 +1,643 @@
+"""Lazy, copy-on-write protobuf messages built from wirefmt schema tables.
+
+How a message works:
+
+* It is created over a span of a buffer and *scans that span once, at creation* (which
+  is when its parent first hands it out).  The scan decodes scalars and strings straight
+  into the instance ``__dict__``, so reading ``node.op_type`` afterwards is a plain
+  attribute lookup.  Submessages and packed numeric arrays are not decoded: their spans
+  wait in ``_lazy`` until first access, so opening a model touches only its top level.
+* Absent singular scalars read as their default through class attributes.
+* ``bytes`` fields are read-only ``memoryview`` slices of the buffer (zero-copy).
+* ``_start``/``_end`` is the span whose bytes are still exactly this message.  Any
+  modification walks up the parent chain setting ``_start = -1``; the encoder copies
+  every message whose span is still valid and re-encodes only the rest.
+
+Private state lives in the instance ``__dict__`` next to the field values (names start
+with ``_``) with class-level defaults, because that made creation ~25% cheaper than
+slots behind an overridden ``__setattr__`` (measured while designing, see
+benchmarks/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from wirefmt.errors import DecodeError
+from wirefmt.limits import MAX_DEPTH
+from wirefmt.reader import (convert_varint, read_field, unpack_fixed, unpack_varints)
+from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, I32, I64, INT32,
+                            INT64, LEN, MESSAGE, SFIXED32, SFIXED64, STRING, VARINT, WIRE_TYPE,
+                            FieldSpec, MessageSpec, Registry)
+from wirefmt.varint import read_varint, to_int32
+
+from .containers import RepeatedMessages, RepeatedScalars
+from . import values as _values
+
+# Scan actions, one per (field shape, wire type) pair.  Small ints compared in an if-chain
+# ordered by how often ONNX files hit them: cheaper than a call per field.
+(A_STR, A_RSTR, A_RMSG, A_INT64, A_INT32, A_MSG, A_ENUM, A_BYTES, A_RBYTES, A_FIXED,
+ A_VARINT, A_RVARINT, A_RFIXED, A_PACKED) = range(14)
+
+_list_append = list.append
+_new = object.__new__
+_FIXED_STRUCT = {FLOAT: "<f", DOUBLE: "<d", FIXED32: "<I", FIXED64: "<Q", SFIXED32: "<i", SFIXED64: "<q"}
+
+
+def _new_repeated(owner, check) -> RepeatedScalars:
+    lst = RepeatedScalars()
+    lst._owner = owner
+    lst._check = check
+    return lst
+
+
+def _length_error(n: int, pos: int, end: int) -> DecodeError:
+    return DecodeError(f"length {n} but only {end - pos} bytes remain", pos)
+
+
+def _scan(msg, src, mv, pos: int, end: int) -> None:
+    """Decode the top level of ``src[pos:end]`` into ``msg`` (one pass, no recursion)."""
+    d = msg.__dict__
+    tags = msg._tags
+    lazy = d.get("_lazy")
+    try:
+        while pos < end:
+            tag_start = pos
+            tag = src[pos]
+            pos += 1
+            if tag > 127:
+                tag, pos = read_varint(src, tag_start, end)
+            ent = tags.get(tag)
+            if ent is None:
+                # Unknown field, or a known field with an unexpected wire type (protobuf
+                # keeps both as unknown fields).  read_field validates and skips it.
+                pos = read_field(src, tag_start, end, d["_depth"])[1]
+                unknown = d.get("_unknown")
+                if unknown is None:
+                    unknown = d["_unknown"] = []
+                unknown.append(tag_start)
+                unknown.append(pos)
+                continue
+            act, name, extra, sibs = ent
+            if sibs:
+                for s in sibs:
+                    d.pop(s, None)
+                    if lazy:
+                        lazy.pop(s, None)
+            if act <= A_MSG:
+                if act <= A_RMSG:  # length-delimited: A_STR, A_RSTR, A_RMSG
+                    n = src[pos]
+                    pos += 1
+                    if n > 127:
+                        n, pos = read_varint(src, pos - 1, end)
+                    e = pos + n
+                    if e > end:
+                        raise _length_error(n, pos, end)
+                    if act == A_RMSG:
+                        if lazy is None:
+                            lazy = d["_lazy"] = {}
+                        spans = lazy.get(name)
+                        if spans is None:
+                            lazy[name] = [pos, e]
+                        else:
+                            spans.append(pos)
+                            spans.append(e)
+                    else:
+                        s = src[pos:e]
+                        try:
+                            s = s.decode()
+                        except UnicodeDecodeError:
+                            pass  # upb hands out invalid UTF-8 in proto2 strings as bytes; so do we
+                        if act == A_STR:
+                            d[name] = s
+                        else:
+                            lst = d.get(name)
+                            if lst is None:
+                                lst = d[name] = _new_repeated(msg, extra)
+                            _list_append(lst, s)
+                    pos = e
+                elif act == A_MSG:
+                    n = src[pos]
+                    pos += 1
+                    if n > 127:
+                        n, pos = read_varint(src, pos - 1, end)
+                    e = pos + n
+                    if e > end:
+                        raise _length_error(n, pos, end)
+                    if lazy is None:
+                        lazy = d["_lazy"] = {}
+                    spans = lazy.get(name)
+                    if spans is None:
+                        lazy[name] = [pos, e]
+                    else:  # a singular message seen twice: protobuf merges the occurrences
+                        spans.append(pos)
+                        spans.append(e)
+                    pos = e
+                else:  # A_INT64, A_INT32
+                    v = src[pos]
+                    pos += 1
+                    if v > 127:
+                        v, pos = read_varint(src, pos - 1, end)
+                        if act == A_INT64:
+                            if v >> 63:
+                                v -= 1 << 64
+                        elif v > 0x7FFFFFFF:
+                            v = to_int32(v)
+                    d[name] = v
+            elif act == A_ENUM:
+                v = src[pos]
+                pos += 1
+                if v > 127:
+                    v, pos = read_varint(src, pos - 1, end)
+                    v = to_int32(v)
+                if v in extra:
+                    d[name] = v
+                else:  # closed (proto2) enum: an unknown value is kept as an unknown field
+                    unknown = d.get("_unknown")
+                    if unknown is None:
+                        unknown = d["_unknown"] = []
+                    unknown.append(tag_start)
+                    unknown.append(pos)
+            elif act == A_BYTES or act == A_RBYTES:
+                n = src[pos]
+                pos += 1
+                if n > 127:
+                    n, pos = read_varint(src, pos - 1, end)
+                e = pos + n
+                if e > end:
+                    raise _length_error(n, pos, end)
+                if act == A_BYTES:
+                    d[name] = mv[pos:e]
+                else:
+                    lst = d.get(name)
+                    if lst is None:
+                        lst = d[name] = _new_repeated(msg, _values.check_bytes)
+                    _list_append(lst, mv[pos:e])
+                pos = e
+            elif act == A_FIXED:
+                width, unpack = extra
+                if end - pos < width:
+                    raise DecodeError("truncated fixed-width value", pos)
+                d[name] = unpack(src, pos)[0]
+                pos += width
+            elif act == A_VARINT:
+                v, pos = read_varint(src, pos, end)
+                d[name] = convert_varint(extra, v)
+            elif act == A_PACKED:
+                n = src[pos]
+                pos += 1
+                if n > 127:
+                    n, pos = read_varint(src, pos - 1, end)
+                e = pos + n
+                if e > end:
+                    raise _length_error(n, pos, end)
+                lst = d.get(name)
+                if lst is not None:  # unpacked elements came first: keep the order exact
+                    kind = extra[0]
+                    chunk = (unpack_varints(kind, src, pos, e) if WIRE_TYPE[kind] == VARINT
+                             else unpack_fixed(kind, src, pos, e))
+                    list.extend(lst, chunk)
+                else:
+                    if lazy is None:
+                        lazy = d["_lazy"] = {}
+                    spans = lazy.get(name)
+                    if spans is None:
+                        lazy[name] = [pos, e]
+                    else:
+                        spans.append(pos)
+                        spans.append(e)
+                pos = e
+            else:  # A_RVARINT, A_RFIXED: one element of an unpacked repeated scalar
+                kind, check = extra
+                if act == A_RVARINT:
+                    v = src[pos]
+                    pos += 1
+                    if v > 127:
+                        v, pos = read_varint(src, pos - 1, end)
+                        v = convert_varint(kind, v)
+                    elif kind == BOOL:
+                        v = v != 0
+                    elif kind >= 17:  # SINT32/SINT64: zigzag even for one byte
+                        v = convert_varint(kind, v)
+                else:
+                    width = 4 if WIRE_TYPE[kind] == I32 else 8
+                    if end - pos < width:
+                        raise DecodeError("truncated fixed-width value", pos)
+                    v = struct.unpack_from(_FIXED_STRUCT[kind], src, pos)[0]
+                    pos += width
+                lst = d.get(name)
+                if lst is None:
+                    lst = d[name] = _new_repeated(msg, check)
+                    if lazy and name in lazy:  # packed chunks came first
+                        spans = lazy.pop(name)
+                        list.extend(lst, _decode_packed(kind, src, spans))
+                _list_append(lst, v)
+        if pos != end:
+            raise DecodeError("the last field runs past the end of the message", end)
+    except IndexError:
+        raise DecodeError("truncated input", len(src)) from None
+
+
+def _decode_packed(kind: int, src, spans) -> list:
+    out: list = []
+    varint = WIRE_TYPE[kind] == VARINT
+    for i in range(0, len(spans), 2):
+        a, b = spans[i], spans[i + 1]
+        out.extend(unpack_varints(kind, src, a, b) if varint else unpack_fixed(kind, src, a, b))
+    return out
+
+
+class Message:
+    """Base of every generated message class.  See the module docstring."""
+
+    # Class-level defaults of the private state; instances override them in __dict__.
+    _buf = None  # (src, memoryview) of the buffer this message was read from
+    _start = -1  # span of this message's bytes while they are still exact; -1 otherwise
+    _end = -1
+    _parent = None
+    _key = None  # field name in the parent
+    _idx = -1  # index in the parent's repeated field; -2: a default not yet attached
+    _depth = 0
+    _lazy = None  # field name -> flat [start, end, ...] spans not decoded yet
+    _unknown = None  # flat [start, end, ...] spans of unknown fields, in input order
+
+    # Set per generated class.
+    _spec: MessageSpec
+    _tags: dict
+    _fields: dict  # name -> FieldSpec
+    _checks: dict  # name -> value validator
+    _classes: dict  # name -> message class, for message fields
+    _type_name: str
+
+    def __init__(self, **fields):
+        for name, value in fields.items():
+            if name not in self._fields:
+                raise TypeError(f"{self._type_name} has no field {name!r}")
+            setattr(self, name, value)
+
+    # -- creation over a buffer ------------------------------------------------------
+    @classmethod
+    def _from_buffer(cls, src, mv, start: int, end: int):
+        """The root message over ``src[start:end]``."""
+        m = _new(cls)
+        d = m.__dict__
+        d["_buf"] = (src, mv)
+        d["_start"] = start
+        d["_end"] = end
+        _scan(m, src, mv, start, end)
+        return m
+
+    @classmethod
+    def _from_span(cls, parent, start: int, end: int, key: str, idx: int):
+        """A child of ``parent`` over one span; scanned now (first access)."""
+        m = _new(cls)
+        d = m.__dict__
+        buf = d["_buf"] = parent._buf
+        d["_start"] = start
+        d["_end"] = end
+        d["_parent"] = parent
+        d["_key"] = key
+        d["_idx"] = idx
+        depth = d["_depth"] = parent._depth + 1
+        try:
+            if depth > MAX_DEPTH:
+                raise DecodeError(f"nesting deeper than {MAX_DEPTH}", start)
+            _scan(m, buf[0], buf[1], start, end)
+        except DecodeError as exc:
+            if exc.path is None:
+                exc.path = m._path()
+            raise
+        return m
+
+    @classmethod
+    def _from_spans(cls, parent, spans, key: str):
+        """A singular child that occurred once or more; occurrences merge in order."""
+        if len(spans) == 2:
+            return cls._from_span(parent, spans[0], spans[1], key, -1)
+        m = cls._from_span(parent, spans[0], spans[1], key, -1)
+        src, mv = m._buf
+        try:
+            for i in range(2, len(spans), 2):
+                _scan(m, src, mv, spans[i], spans[i + 1])
+        except DecodeError as exc:
+            if exc.path is None:
+                exc.path = m._path()
+            raise
+        # Merged occurrences are not one span any more: re-encode if written.
+        m.__dict__["_start"] = -1
+        return m
+
+    # -- lazy fields -------------------------------------------------------------------
+    def __getattr__(self, name: str):
+        # Only reached when ``name`` is neither in the instance dict nor a class default:
+        # lazy submessages, repeated fields, packed arrays, or no such field at all.
+        f = self._fields.get(name)
+        if f is None:
+            raise AttributeError(f"{self._type_name} has no field {name!r}")
+        d = self.__dict__
+        lazy = d.get("_lazy")
+        spans = lazy.pop(name, None) if lazy else None
+        if f.kind == MESSAGE:
+            cls = self._classes[name]
+            if f.repeated:
+                value = RepeatedMessages(self, name, cls, spans)
+            elif spans is not None:
+                value = cls._from_spans(self, spans, name)
+            else:  # absent: a default that attaches itself when first modified
+                value = cls()
+                vd = value.__dict__
+                vd["_parent"] = self
+                vd["_key"] = name
+                vd["_idx"] = -2
+                vd["_depth"] = self._depth + 1
+        else:  # a repeated scalar never seen, or packed chunks not decoded yet
+            value = _new_repeated(self, self._checks[name])
+            if spans is not None:
+                try:
+                    list.extend(value, _decode_packed(f.kind, self._buf[0], spans))
+                except DecodeError as exc:
+                    exc.path = f"{self._path()}.{name}"
+                    raise
+        d[name] = value
+        return value
+
+    # -- modification ------------------------------------------------------------------
+    def __setattr__(self, name: str, value) -> None:
+        f = self._fields.get(name)
+        d = self.__dict__
+        if f is None:
+            if name[:1] == "_":
+                d[name] = value
+                return
+            raise AttributeError(f"{self._type_name} has no field {name!r}")
+        if f.repeated:
+            if f.kind == MESSAGE:
+                seq = RepeatedMessages(self, name, self._classes[name])
+                seq.extend(value)
+                value = seq
+            else:
+                check = self._checks[name]
+                value = RepeatedScalars(check(v) for v in value)
+                value._owner = self
+                value._check = check
+        elif f.kind == MESSAGE:
+            if not isinstance(value, self._classes[name]):
+                raise TypeError(f"{self._type_name}.{name} must be a {self._classes[name].__name__}, "
+                                f"not {type(value).__name__}")
+            value._adopt(self, name)
+        else:
+            value = self._checks[name](value)
+        self._clear_oneof_siblings(f)
+        lazy = d.get("_lazy")
+        if lazy:
+            lazy.pop(name, None)
+        d[name] = value
+        self._touch()
+
+    def __delattr__(self, name: str) -> None:
+        self.ClearField(name)
+
+    def _clear_oneof_siblings(self, f: FieldSpec) -> None:
+        if f.oneof:
+            d = self.__dict__
+            lazy = d.get("_lazy")
+            for other in self._spec.oneofs[f.oneof]:
+                if other != f.name:
+                    d.pop(other, None)
+                    if lazy:
+                        lazy.pop(other, None)
+
+    def _adopt(self, parent, key: str) -> None:
+        """Attach this message below ``parent`` (assignment or append)."""
+        d = self.__dict__
+        d["_parent"] = parent
+        d["_key"] = key
+        d["_idx"] = -1
+        self._set_depth(parent._depth + 1)
+
+    def _set_depth(self, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise ValueError(f"nesting deeper than {MAX_DEPTH}")
+        self.__dict__["_depth"] = depth
+
+    def _touch(self) -> None:
+        """Mark this message and every ancestor as changed: their original bytes are stale.
+
+        Walks all the way up (depth is small): a merged submessage starts with no valid
+        span while its parent's bytes are still exact, so stopping early would be wrong.
+        """
+        m = self
+        while m is not None:
+            d = m.__dict__
+            if d.get("_idx") == -2:  # a default submessage: becomes present in its parent
+                d["_idx"] = -1
+                m._parent.__dict__[m._key] = m
+            d["_start"] = -1
+            m = d.get("_parent")
+
+    # -- protobuf-style API --------------------------------------------------------------
+    def HasField(self, name: str) -> bool:
+        f = self._fields.get(name)
+        if f is None:
+            oneof = self._spec.oneofs.get(name)
+            if oneof is not None:
+                return self.WhichOneof(name) is not None
+            raise ValueError(f"{self._type_name} has no field {name!r}")
+        if f.repeated:
+            raise ValueError(f"HasField does not apply to repeated field {name!r}")
+        d = self.__dict__
+        lazy = d.get("_lazy")
+        if lazy and name in lazy:
+            return True
+        v = d.get(name)
+        if v is None:
+            return False
+        return not (f.kind == MESSAGE and v._idx == -2)
+
+    def WhichOneof(self, group: str):
+        members = self._spec.oneofs.get(group)
+        if members is None:
+            raise ValueError(f"{self._type_name} has no oneof {group!r}")
+        for name in members:
+            if self.HasField(name):
+                return name
+        return None
+
+    def ClearField(self, name: str) -> None:
+        if name not in self._fields:
+            raise ValueError(f"{self._type_name} has no field {name!r}")
+        d = self.__dict__
+        lazy = d.get("_lazy")
+        had = d.pop(name, None) is not None
+        if lazy and lazy.pop(name, None) is not None:
+            had = True
+        if had:
+            self._touch()
+
+    def ListFields(self) -> list:
+        """``(FieldSpec, value)`` for every present field, in field-number order."""
+        out = []
+        for f in self._spec.fields:
+            if f.repeated:
+                if self._has_any(f.name):
+                    v = getattr(self, f.name)
+                    if len(v):
+                        out.append((f, v))
+            elif self.HasField(f.name):
+                out.append((f, getattr(self, f.name)))
+        return out
+
+    def _has_any(self, name: str) -> bool:
+        d = self.__dict__
+        if name in d:
+            return True
+        lazy = d.get("_lazy")
+        return bool(lazy) and name in lazy
+
+    def Clear(self) -> None:
+        for f in self._spec.fields:
+            self.__dict__.pop(f.name, None)
+        self.__dict__.pop("_lazy", None)
+        self.__dict__.pop("_unknown", None)
+        self._touch()
+
+    def CopyFrom(self, other) -> None:
+        if type(other) is not type(self):
+            raise TypeError(f"CopyFrom needs a {self._type_name}")
+        if other is self:
+            return
+        from .codec import dumps_message  # noqa: PLC0415 (the encoder sits beside us)
+        self.Clear()
+        data = dumps_message(other)
+        fresh = type(self)._from_buffer(data, memoryview(data), 0, len(data))
+        for k, v in fresh.__dict__.items():
+            if not k.startswith("_") or k in ("_lazy", "_unknown"):
+                if isinstance(v, (RepeatedScalars,)):
+                    v._owner = self
+                elif isinstance(v, RepeatedMessages):
+                    v._owner = self
+                elif isinstance(v, Message):
+                    v.__dict__["_parent"] = self
+                self.__dict__[k] = v
+        self.__dict__["_buf"] = fresh._buf
+        self._touch()
+
+    def MergeFrom(self, other) -> None:
+        if type(other) is not type(self):
+            raise TypeError(f"MergeFrom needs a {self._type_name}")
+        from .codec import dumps_message  # noqa: PLC0415
+        data = dumps_message(self) + dumps_message(other)
+        self.Clear()
+        self.CopyFrom(type(self)._from_buffer(data, memoryview(data), 0, len(data)))
+
+    def SerializeToString(self) -> bytes:
+        from .codec import dumps_message  # noqa: PLC0415
+        return dumps_message(self)
+
+    def ParseFromString(self, data) -> None:
+        data = bytes(data)
+        self.CopyFrom(type(self)._from_buffer(data, memoryview(data), 0, len(data)))
+
+    @classmethod
+    def FromString(cls, data):
+        data = bytes(data)
+        return cls._from_buffer(data, memoryview(data), 0, len(data))
+
+    def __eq__(self, other) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        from .codec import dumps_message  # noqa: PLC0415
+        return dumps_message(self) == dumps_message(other)
+
+    __hash__ = None  # mutable, like protobuf messages
+
+    def _path(self) -> str:
+        parts = []
+        m = self
+        while m._parent is not None:
+            parts.append(f".{m._key}[{m._idx}]" if m._idx >= 0 else f".{m._key}")
+            m = m._parent
+        parts.append(m._type_name)
+        return "".join(reversed(parts))
+
+    def __repr__(self) -> str:
+        """Short by design: a few scalar fields, counts of repeated ones, never data."""
+        parts = []
+        for f in self._spec.fields:
+            if len(parts) >= 6:
+                parts.append("...")
+                break
+            if f.repeated:
+                if self._has_any(f.name):
+                    parts.append(f"{f.name}=<{len(getattr(self, f.name))}>")
+            elif self.HasField(f.name):
+                if f.kind == MESSAGE:
+                    parts.append(f"{f.name}=<{self._classes[f.name].__name__}>")
+                elif f.kind == BYTES:
+                    parts.append(f"{f.name}=<{len(getattr(self, f.name))} bytes>")
+                else:
+                    v = getattr(self, f.name)
+                    if isinstance(v, str) and len(v) > 40:
+                        v = v[:37] + "..."
+                    parts.append(f"{f.name}={v!r}")
+        return f"{self._type_name}({', '.join(parts)})"
+
+
+def _tag_table(spec: MessageSpec, registry: Registry, checks: dict) -> dict:
+    """tag -> (action, name, extra, oneof siblings) for every tag the scan decodes inline."""
+    table = {}
+    for f in spec.fields:
+        sibs = tuple(n for n in spec.oneofs[f.oneof] if n != f.name) if f.oneof else ()
+        wt = WIRE_TYPE[f.kind]
+        key = f.number << 3
+        if f.kind == MESSAGE:
+            table[key | LEN] = (A_RMSG if f.repeated else A_MSG, f.name, None, sibs)
+        elif f.kind == STRING:
+            table[key | LEN] = (A_RSTR if f.repeated else A_STR, f.name, checks[f.name], sibs)
+        elif f.kind == BYTES:
+            table[key | LEN] = (A_RBYTES if f.repeated else A_BYTES, f.name, None, sibs)
+        elif f.repeated:
+            rep = A_RVARINT if wt == VARINT else A_RFIXED
+            table[key | wt] = (rep, f.name, (f.kind, checks[f.name]), sibs)
+            table[key | LEN] = (A_PACKED, f.name, (f.kind,), sibs)
+        elif f.kind == ENUM:
+            values = frozenset(registry.enum(f.type_name).values.values())
+            table[key | wt] = (A_ENUM, f.name, values, sibs)
+        elif f.kind == INT64:
+            table[key | wt] = (A_INT64, f.name, None, sibs)
+        elif f.kind == INT32:
+            table[key | wt] = (A_INT32, f.name, None, sibs)
+        elif wt == VARINT:
+            table[key | wt] = (A_VARINT, f.name, f.kind, sibs)
+        elif wt in (I32, I64):
+            s = struct.Struct(_FIXED_STRUCT[f.kind])
+            table[key | wt] = (A_FIXED, f.name, (s.size, s.unpack_from), sibs)
+        # GROUP fields (none in ONNX) are kept as unknown fields.
+    return table
+
+
+def build_classes(registry: Registry) -> dict:
+    """Create one Message subclass per message spec in ``registry``."""
+    classes: dict = {}
+    for name, spec in registry.messages.items():
+        checks = {f.name: _values.checker(f, registry) for f in spec.fields if f.kind != MESSAGE}
+        ns = {
+            "_spec": spec,
+            "_type_name": name,
+            "_fields": dict(spec.by_name),
+            "_checks": checks,
+            "_tags": _tag_table(spec, registry, checks),
+            "_classes": {},
+            "__module__": "irmodel",
+            "__qualname__": name,
+            "__doc__": f"The ONNX message ``{name}`` (lazy, copy-on-write).",
+        }
+        for f in spec.fields:
+            if not f.repeated and f.kind != MESSAGE:
+                ns[f.name] = _values.default(f, registry)
+        classes[name] = type(name.replace(".", "_"), (Message,), ns)
+    for name, cls in classes.items():
+        for f in cls._spec.fields:
+            if f.kind == MESSAGE:
+                cls._classes[f.name] = classes[f.type_name]
+    return classes

@@ -1,0 +1,140 @@
+"""Validation and defaults of scalar field values, as protobuf's Python API applies them.
+
+protobuf raises TypeError for a value of the wrong type and ValueError for one out of
+range; users of `onnx` rely on both, so the same rules apply here.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT_RANGE, INTEGER_KINDS, STRING,
+                            FieldSpec, KIND_NAMES, Registry)
+
+_F32 = struct.Struct("<f")
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def to_float32(x: float) -> float:
+    """Round a double to the nearest float32, overflowing to infinity as C does."""
+    try:
+        return _F32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        # struct refuses values above FLT_MAX that C's conversion would round down
+        # (those within half an ulp) or to infinity; decide as C does.
+        if math.isfinite(x) and abs(x) < _FLOAT32_MAX * (1 + 2 ** -25):
+            return math.copysign(_FLOAT32_MAX, x)
+        return math.copysign(math.inf, x)
+
+
+def check_string(v):
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(v).decode()
+        except UnicodeDecodeError:
+            raise ValueError(f"{bytes(v)[:40]!r} is not valid UTF-8") from None
+    raise TypeError(f"expected str, got {type(v).__name__}")
+
+
+def check_bytes(v):
+    if isinstance(v, (bytes, memoryview)):
+        return v
+    if isinstance(v, bytearray):
+        return bytes(v)
+    if isinstance(v, str):
+        return v.encode()
+    raise TypeError(f"expected bytes, got {type(v).__name__}")
+
+
+def check_float(v):
+    if isinstance(v, (int, float)) and not isinstance(v, complex):
+        return to_float32(float(v))
+    if hasattr(v, "__float__") and not isinstance(v, (str, bytes)):
+        return to_float32(float(v))
+    raise TypeError(f"expected a float, got {type(v).__name__}")
+
+
+def check_double(v):
+    if isinstance(v, (int, float)) or (hasattr(v, "__float__") and not isinstance(v, (str, bytes))):
+        return float(v)
+    raise TypeError(f"expected a float, got {type(v).__name__}")
+
+
+def check_bool(v):
+    if isinstance(v, (bool, int)) or hasattr(v, "__index__"):
+        return bool(v)
+    raise TypeError(f"expected bool, got {type(v).__name__}")
+
+
+def _int_checker(kind: int):
+    lo, hi = INT_RANGE[kind]
+    name = KIND_NAMES[kind]
+
+    def check(v):
+        if isinstance(v, float) or not hasattr(v, "__index__"):
+            raise TypeError(f"expected an integer for {name}, got {type(v).__name__}")
+        v = v.__index__()
+        if not lo <= v <= hi:
+            raise ValueError(f"value {v} out of range for {name}")
+        return v
+
+    return check
+
+
+def _enum_checker(values: frozenset, by_name: dict, enum_name: str):
+    def check(v):
+        if isinstance(v, str):
+            try:
+                return by_name[v]
+            except KeyError:
+                raise ValueError(f"{v!r} is not a value of {enum_name}") from None
+        if isinstance(v, float) or not hasattr(v, "__index__"):
+            raise TypeError(f"expected an int for enum {enum_name}, got {type(v).__name__}")
+        v = v.__index__()
+        if v not in values:
+            raise ValueError(f"unknown value {v} for enum {enum_name}")
+        return v
+
+    return check
+
+
+def checker(f: FieldSpec, registry: Registry):
+    """The validator for one value of field ``f`` (an element, for repeated fields)."""
+    k = f.kind
+    if k == STRING:
+        return check_string
+    if k == BYTES:
+        return check_bytes
+    if k == FLOAT:
+        return check_float
+    if k == DOUBLE:
+        return check_double
+    if k == BOOL:
+        return check_bool
+    if k == ENUM:
+        e = registry.enum(f.type_name)
+        return _enum_checker(frozenset(e.values.values()), dict(e.values), e.name)
+    if k in INTEGER_KINDS:
+        return _int_checker(k)
+    raise TypeError(f"no scalar checker for kind {k}")
+
+
+def default(f: FieldSpec, registry: Registry):
+    """The value an absent singular scalar reads as (proto2: first enum value, zero, empty)."""
+    if f.default is not None:
+        return f.default
+    k = f.kind
+    if k == STRING:
+        return ""
+    if k == BYTES:
+        return b""
+    if k in (FLOAT, DOUBLE):
+        return 0.0
+    if k == BOOL:
+        return False
+    if k == ENUM:
+        return next(iter(registry.enum(f.type_name).values.values()))
+    return 0

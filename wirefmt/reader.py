@@ -1,0 +1,202 @@
+"""Schema-free reading: field iteration, skipping (groups included) and packed arrays.
+
+These are the slow, general paths.  Schema-driven hot loops (irmodel's message scan)
+handle the common cases inline and fall back to `read_field` for anything unusual, so
+every error message about malformed input is produced here, in one place.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Iterator, NamedTuple
+
+from .errors import DecodeError
+from .limits import MAX_DEPTH, MAX_FIELD_NUMBER
+from .schema import (BOOL, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, I32, I64, INT32, INT64, LEN,
+                     SFIXED32, SFIXED64, SGROUP, EGROUP, SINT32, SINT64, UINT32, UINT64, VARINT)
+from .varint import read_varint, to_int32, to_int64, zigzag_decode, MASK32
+
+WIRE_TYPE_NAMES = {VARINT: "varint", I64: "fixed64", LEN: "length-delimited",
+                   SGROUP: "start-group", EGROUP: "end-group", I32: "fixed32"}
+
+
+class Field(NamedTuple):
+    """One field occurrence, as found by `iter_fields`.
+
+    ``value`` is the int for varint/fixed wire types; for length-delimited and group
+    fields the value lies in ``buf[start:end]``.  ``tag_start`` is where the field begins,
+    so ``buf[tag_start:end_of_field]`` is the whole field as written.
+    """
+
+    number: int
+    wire_type: int
+    value: int | None
+    start: int
+    end: int
+    tag_start: int
+
+
+def read_tag(buf, pos: int, end: int) -> tuple[int, int, int]:
+    """Read a tag; returns ``(field_number, wire_type, new_pos)`` or raises DecodeError."""
+    tag, new = read_varint(buf, pos, end)
+    if tag > MASK32:
+        raise DecodeError(f"tag {tag} does not fit in 32 bits", pos)
+    number, wt = tag >> 3, tag & 7
+    if number == 0:
+        raise DecodeError("field number 0 is not allowed", pos)
+    if number > MAX_FIELD_NUMBER:
+        raise DecodeError(f"field number {number} is above the maximum {MAX_FIELD_NUMBER}", pos)
+    if wt > 5:
+        raise DecodeError(f"invalid wire type {wt} for field {number}", pos)
+    return number, wt, new
+
+
+def read_length(buf, pos: int, end: int) -> tuple[int, int]:
+    """Read a length prefix and check it against the bytes that remain (before any use)."""
+    n, new = read_varint(buf, pos, end)
+    if n > end - new:
+        raise DecodeError(f"length {n} but only {end - new} bytes remain", pos)
+    return n, new
+
+
+def skip_group(buf, pos: int, end: int, number: int, depth: int) -> tuple[int, int]:
+    """Skip a group body whose start tag (field ``number``) was just read.
+
+    Returns ``(body_end, pos_after_end_tag)``.  Iterative, so a deeply nested group
+    raises DecodeError at ``MAX_DEPTH`` rather than exhausting the Python stack.
+    """
+    stack = [number]
+    while True:
+        if depth + len(stack) > MAX_DEPTH:
+            raise DecodeError(f"nesting deeper than {MAX_DEPTH}", pos)
+        if pos >= end:
+            raise DecodeError(f"group {stack[-1]} is not closed", pos)
+        tag_start = pos
+        num, wt, pos = read_tag(buf, pos, end)
+        if wt == EGROUP:
+            if num != stack[-1]:
+                raise DecodeError(f"end-group tag {num} does not match start-group {stack[-1]}", tag_start)
+            stack.pop()
+            if not stack:
+                return tag_start, pos
+        elif wt == SGROUP:
+            stack.append(num)
+        else:
+            pos = _skip_value(buf, pos, end, wt)
+
+
+def _skip_value(buf, pos: int, end: int, wt: int) -> int:
+    if wt == VARINT:
+        return read_varint(buf, pos, end)[1]
+    if wt == LEN:
+        n, pos = read_length(buf, pos, end)
+        return pos + n
+    width = 8 if wt == I64 else 4
+    if end - pos < width:
+        raise DecodeError(f"truncated {WIRE_TYPE_NAMES[wt]} value", pos)
+    return pos + width
+
+
+def read_field(buf, pos: int, end: int, depth: int = 0) -> tuple[Field, int]:
+    """Read one whole field starting at its tag.  Returns ``(field, pos_after)``."""
+    tag_start = pos
+    number, wt, pos = read_tag(buf, pos, end)
+    if wt == VARINT:
+        value, after = read_varint(buf, pos, end)
+        return Field(number, wt, value, pos, after, tag_start), after
+    if wt == LEN:
+        n, pos = read_length(buf, pos, end)
+        return Field(number, wt, None, pos, pos + n, tag_start), pos + n
+    if wt == I32 or wt == I64:
+        width = 4 if wt == I32 else 8
+        if end - pos < width:
+            raise DecodeError(f"truncated {WIRE_TYPE_NAMES[wt]} value", pos)
+        value = int.from_bytes(buf[pos:pos + width], "little")
+        return Field(number, wt, value, pos, pos + width, tag_start), pos + width
+    if wt == SGROUP:
+        body_end, after = skip_group(buf, pos, end, number, depth + 1)
+        return Field(number, wt, None, pos, body_end, tag_start), after
+    raise DecodeError(f"unexpected end-group tag for field {number}", tag_start)
+
+
+def iter_fields(buf, start: int = 0, end: int | None = None, depth: int = 0) -> Iterator[Field]:
+    """Yield every field of the message in ``buf[start:end]``, validating as it goes."""
+    if end is None:
+        end = len(buf)
+    pos = start
+    while pos < end:
+        f, pos = read_field(buf, pos, end, depth)
+        yield f
+
+
+# -- packed repeated scalars ----------------------------------------------------------
+
+_FIXED_FORMATS = {FLOAT: "f", DOUBLE: "d", FIXED32: "I", FIXED64: "Q", SFIXED32: "i", SFIXED64: "q"}
+_FIXED_WIDTH = {k: struct.calcsize("<" + c) for k, c in _FIXED_FORMATS.items()}
+
+
+def fixed_width(kind: int) -> int:
+    return _FIXED_WIDTH[kind]
+
+
+def convert_varint(kind: int, raw: int):
+    """Turn the raw uint64 of a varint into the value of a field of ``kind``."""
+    if kind == INT64:
+        return to_int64(raw)
+    if kind == INT32 or kind == ENUM:
+        return to_int32(raw)
+    if kind == UINT64:
+        return raw
+    if kind == UINT32:
+        return raw & MASK32
+    if kind == BOOL:
+        return raw != 0
+    if kind == SINT64:
+        return zigzag_decode(raw)
+    if kind == SINT32:
+        return to_int32(zigzag_decode(raw & MASK32))
+    raise TypeError(f"kind {kind} is not a varint kind")
+
+
+def unpack_fixed(kind: int, buf, start: int, end: int) -> list:
+    """Decode packed fixed-width values; the length must be a multiple of the width."""
+    width = _FIXED_WIDTH[kind]
+    if (end - start) % width:
+        raise DecodeError(f"packed data of {end - start} bytes is not a multiple of {width}", start)
+    fmt = "<%d%s" % ((end - start) // width, _FIXED_FORMATS[kind])
+    return list(struct.unpack_from(fmt, buf, start))
+
+
+def unpack_varints(kind: int, buf, start: int, end: int) -> list:
+    """Decode packed varints.  Tuned: one-byte values (the common case) skip the helper."""
+    out = []
+    append = out.append
+    pos = start
+    if kind == INT64 or kind == UINT64:
+        signed = kind == INT64
+        while pos < end:
+            b = buf[pos]
+            if b < 0x80:
+                append(b)
+                pos += 1
+            else:
+                v, pos = read_varint(buf, pos, end)
+                append(v - (1 << 64) if signed and v >> 63 else v)
+        return out
+    while pos < end:
+        v, pos = read_varint(buf, pos, end)
+        append(convert_varint(kind, v))
+    return out
+
+
+def unpack_fixed_value(kind: int, raw: int):
+    """Turn the little-endian integer of an I32/I64 field into the value of ``kind``."""
+    if kind == FLOAT:
+        return struct.unpack("<f", raw.to_bytes(4, "little"))[0]
+    if kind == DOUBLE:
+        return struct.unpack("<d", raw.to_bytes(8, "little"))[0]
+    if kind == SFIXED32:
+        return raw - (1 << 32) if raw >> 31 else raw
+    if kind == SFIXED64:
+        return raw - (1 << 64) if raw >> 63 else raw
+    return raw

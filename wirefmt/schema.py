@@ -1,0 +1,156 @@
+"""Declarative schema types: a proto2/proto3 schema written as Python data.
+
+A `MessageSpec` lists `FieldSpec`s; a `Registry` resolves the type names that message
+and enum fields refer to.  Nothing here reads bytes: the tables are consumed by the
+readers and writers, which precompute their dispatch from them once per message type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field as _dc_field
+from typing import Iterable
+
+# Field kinds.  Plain ints so that hot loops compare them cheaply.
+DOUBLE, FLOAT, INT64, UINT64, INT32, FIXED64, FIXED32, BOOL, STRING, GROUP, MESSAGE, BYTES, \
+    UINT32, ENUM, SFIXED32, SFIXED64, SINT32, SINT64 = range(1, 19)
+
+KIND_NAMES = {
+    DOUBLE: "double", FLOAT: "float", INT64: "int64", UINT64: "uint64", INT32: "int32",
+    FIXED64: "fixed64", FIXED32: "fixed32", BOOL: "bool", STRING: "string", GROUP: "group",
+    MESSAGE: "message", BYTES: "bytes", UINT32: "uint32", ENUM: "enum", SFIXED32: "sfixed32",
+    SFIXED64: "sfixed64", SINT32: "sint32", SINT64: "sint64",
+}
+KIND_BY_NAME = {v: k for k, v in KIND_NAMES.items()}
+
+# Wire types.
+VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
+
+#: The wire type each kind is written with when not packed.
+WIRE_TYPE = {
+    DOUBLE: I64, FLOAT: I32, INT64: VARINT, UINT64: VARINT, INT32: VARINT, FIXED64: I64,
+    FIXED32: I32, BOOL: VARINT, STRING: LEN, GROUP: SGROUP, MESSAGE: LEN, BYTES: LEN,
+    UINT32: VARINT, ENUM: VARINT, SFIXED32: I32, SFIXED64: I64, SINT32: VARINT, SINT64: VARINT,
+}
+#: Kinds that may be packed (numeric scalars).
+PACKABLE = frozenset(k for k, wt in WIRE_TYPE.items() if wt in (VARINT, I32, I64))
+#: Kinds whose JSON form (protobuf's ProtoJSON) is a string because they are 64 bits wide.
+INT64_KINDS = frozenset((INT64, UINT64, FIXED64, SFIXED64, SINT64))
+SIGNED_KINDS = frozenset((INT32, INT64, SINT32, SINT64, SFIXED32, SFIXED64))
+INTEGER_KINDS = frozenset((INT32, INT64, UINT32, UINT64, SINT32, SINT64, FIXED32, FIXED64,
+                           SFIXED32, SFIXED64))
+#: Inclusive value range of each integer kind.
+INT_RANGE = {
+    INT32: (-(1 << 31), (1 << 31) - 1), SINT32: (-(1 << 31), (1 << 31) - 1),
+    SFIXED32: (-(1 << 31), (1 << 31) - 1), UINT32: (0, (1 << 32) - 1), FIXED32: (0, (1 << 32) - 1),
+    INT64: (-(1 << 63), (1 << 63) - 1), SINT64: (-(1 << 63), (1 << 63) - 1),
+    SFIXED64: (-(1 << 63), (1 << 63) - 1), UINT64: (0, (1 << 64) - 1), FIXED64: (0, (1 << 64) - 1),
+}
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field of a message.
+
+    ``type_name`` names the message or enum type for MESSAGE/GROUP/ENUM fields.
+    ``packed`` defaults to the syntax's rule (proto2: unpacked, proto3: packed) when None.
+    """
+
+    number: int
+    name: str
+    kind: int
+    repeated: bool = False
+    type_name: str | None = None
+    packed: bool | None = None
+    oneof: str | None = None
+    default: object = None
+    json_name: str | None = None
+
+    @property
+    def camel_name(self) -> str:
+        """The JSON name protobuf derives from the field name (lowerCamelCase)."""
+        if self.json_name:
+            return self.json_name
+        head, *rest = self.name.split("_")
+        return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+@dataclass(frozen=True)
+class EnumSpec:
+    """An enum type.  ``closed`` (proto2) enums keep unknown values as unknown fields."""
+
+    name: str
+    values: dict
+    closed: bool = True
+
+    def __post_init__(self):
+        names = {}
+        for n, v in self.values.items():
+            names.setdefault(v, n)  # with aliases, the first name is the canonical one
+        object.__setattr__(self, "names", names)
+
+
+@dataclass
+class MessageSpec:
+    name: str
+    fields: tuple
+    syntax: str = "proto2"
+    by_number: dict = _dc_field(init=False, repr=False)
+    by_name: dict = _dc_field(init=False, repr=False)
+    oneofs: dict = _dc_field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.fields = tuple(sorted(self.fields, key=lambda f: f.number))
+        self.by_number = {f.number: f for f in self.fields}
+        self.by_name = {f.name: f for f in self.fields}
+        if len(self.by_number) != len(self.fields) or len(self.by_name) != len(self.fields):
+            raise ValueError(f"{self.name}: duplicate field number or name")
+        self.oneofs = {}
+        for f in self.fields:
+            if f.oneof:
+                self.oneofs.setdefault(f.oneof, []).append(f.name)
+
+    def is_packed(self, f: FieldSpec) -> bool:
+        if not f.repeated or f.kind not in PACKABLE:
+            return False
+        if f.packed is None:
+            return self.syntax == "proto3"
+        return f.packed
+
+
+class Registry:
+    """Message and enum specs by full name."""
+
+    def __init__(self, messages: Iterable[MessageSpec] = (), enums: Iterable[EnumSpec] = ()):
+        self.messages: dict[str, MessageSpec] = {}
+        self.enums: dict[str, EnumSpec] = {}
+        for m in messages:
+            self.add_message(m)
+        for e in enums:
+            self.add_enum(e)
+
+    def add_message(self, spec: MessageSpec) -> None:
+        self.messages[spec.name] = spec
+
+    def add_enum(self, spec: EnumSpec) -> None:
+        self.enums[spec.name] = spec
+
+    def message(self, name: str) -> MessageSpec:
+        try:
+            return self.messages[name]
+        except KeyError:
+            raise KeyError(f"unknown message type {name!r}") from None
+
+    def enum(self, name: str) -> EnumSpec:
+        try:
+            return self.enums[name]
+        except KeyError:
+            raise KeyError(f"unknown enum type {name!r}") from None
+
+    def validate(self) -> None:
+        """Check that every referenced type exists (run by tests, not at import)."""
+        for m in self.messages.values():
+            for f in m.fields:
+                if f.kind in (11, 10):
+                    self.message(f.type_name)
+                elif f.kind == ENUM:
+                    self.enum(f.type_name)

@@ -1,0 +1,98 @@
+"""Canonical encoding of field values, and a writer that streams parts to a file.
+
+Canonical means what protobuf's own serializer emits: negative int32/int64/enum values as
+10-byte varints, floats little-endian, packed repeated scalars as one length-delimited
+field, fields in field-number order (the caller's job: it walks the schema in order).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import BinaryIO, Iterable
+
+from .errors import EncodeError
+from .schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, I32, I64, INT32, INT64, LEN,
+                     SFIXED32, SFIXED64, SINT32, SINT64, STRING, UINT32, UINT64, VARINT, WIRE_TYPE)
+from .varint import MASK64, encode_varint, zigzag_encode
+
+_FIXED_FORMATS = {FLOAT: "f", DOUBLE: "d", FIXED32: "I", FIXED64: "Q", SFIXED32: "i", SFIXED64: "q"}
+_FIXED_STRUCTS = {k: struct.Struct("<" + c) for k, c in _FIXED_FORMATS.items()}
+
+
+def tag(number: int, wire_type: int) -> bytes:
+    return encode_varint(number << 3 | wire_type)
+
+
+def _varint_of(kind: int, v) -> int:
+    if kind == SINT32 or kind == SINT64:
+        return zigzag_encode(v)
+    if kind == BOOL:
+        return 1 if v else 0
+    if v < 0:
+        if kind in (UINT32, UINT64):
+            raise EncodeError(f"negative value {v} for an unsigned field")
+        return v & MASK64  # int32/int64/enum: sign-extended to 64 bits, as protobuf writes
+    return v
+
+
+def encode_scalar(kind: int, v) -> bytes:
+    """The value part of one field (no tag)."""
+    wt = WIRE_TYPE[kind]
+    if wt == VARINT:
+        return encode_varint(_varint_of(kind, v))
+    if wt == LEN:
+        if kind == STRING and isinstance(v, str):
+            v = v.encode()
+        return encode_varint(len(v)) + bytes(v)
+    try:
+        return _FIXED_STRUCTS[kind].pack(v)
+    except struct.error as exc:
+        raise EncodeError(f"cannot encode {v!r} as {_FIXED_FORMATS[kind]}: {exc}") from None
+
+
+def encode_packed_body(kind: int, values: Iterable) -> bytes:
+    """The concatenated values of a packed field, without tag or length."""
+    wt = WIRE_TYPE[kind]
+    if wt == VARINT:
+        if kind in (INT64, INT32, ENUM, UINT64, UINT32):
+            return b"".join([encode_varint(v if v >= 0 else v & MASK64) for v in values])
+        return b"".join([encode_varint(_varint_of(kind, v)) for v in values])
+    values = list(values)
+    try:
+        return struct.pack("<%d%s" % (len(values), _FIXED_FORMATS[kind]), *values)
+    except struct.error as exc:
+        raise EncodeError(f"cannot encode packed {_FIXED_FORMATS[kind]}: {exc}") from None
+
+
+class StreamWriter:
+    """Collects output parts and writes them to ``fileobj``, coalescing small ones.
+
+    Large parts (memoryviews over an mmap, typically tensor data) go straight to the
+    file so that an output larger than memory never exists as one object.
+    """
+
+    COALESCE = 1 << 20  # flush the small-part buffer once it holds 1 MiB
+
+    def __init__(self, fileobj: BinaryIO):
+        self._f = fileobj
+        self._pending = bytearray()
+        self.written = 0
+
+    def write(self, part) -> None:
+        n = len(part)
+        self.written += n
+        if n >= 65536:
+            if self._pending:
+                self._f.write(self._pending)
+                self._pending = bytearray()
+            self._f.write(part)
+            return
+        self._pending += part
+        if len(self._pending) >= self.COALESCE:
+            self._f.write(self._pending)
+            self._pending = bytearray()
+
+    def flush(self) -> None:
+        if self._pending:
+            self._f.write(self._pending)
+            self._pending = bytearray()
