@@ -361,6 +361,25 @@ class Message:
         d[name] = value
         return value
 
+    def _raw_chunks(self, name: str):
+        """Packed chunks of a repeated numeric field not decoded yet, as memoryviews.
+
+        Lets the tensor layer view ``float_data`` & co. straight from the buffer instead of
+        building a Python list.  ``None`` when the field was decoded (or set) already.
+        """
+        lazy = self.__dict__.get("_lazy")
+        spans = lazy.get(name) if lazy else None
+        if spans is None or self._fields[name].kind == MESSAGE:
+            return None
+        mv = self._buf[1]
+        return [mv[spans[i]:spans[i + 1]] for i in range(0, len(spans), 2)]
+
+    def _root(self):
+        m = self
+        while m._parent is not None:
+            m = m._parent
+        return m
+
     # -- modification ------------------------------------------------------------------
     def __setattr__(self, name: str, value) -> None:
         f = self._fields.get(name)
