@@ -16,6 +16,7 @@ from wirefmt.varint import encode_varint
 from wirefmt.writer import StreamWriter, encode_packed_body, encode_scalar, tag
 
 from .containers import RepeatedMessages
+from .message import _is_default
 
 _TAGS: dict = {}
 
@@ -62,6 +63,7 @@ def build_plan(msg) -> _Plan:
     d = msg.__dict__
     lazy = d.get("_lazy") or {}
     mv = msg._buf[1] if msg._buf is not None else None
+    implicit = msg._implicit
     for f in msg._spec.fields:
         name = f.name
         if name in d:
@@ -86,6 +88,8 @@ def build_plan(msg) -> _Plan:
         else:
             continue
         kind = f.kind
+        if implicit and name in implicit and _is_default(value):
+            continue
         if kind == MESSAGE:
             t = _tag(f.number, LEN)
             if f.repeated:
@@ -117,7 +121,8 @@ def build_plan(msg) -> _Plan:
     unknown = d.get("_unknown")
     if unknown:
         for i in range(0, len(unknown), 2):
-            plan.add(mv[unknown[i]:unknown[i + 1]])
+            a = unknown[i]
+            plan.add(a if isinstance(a, bytes) else mv[a:unknown[i + 1]])
     return plan
 
 

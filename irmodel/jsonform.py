@@ -57,7 +57,7 @@ def _scalar_to_json(f, value, enum_names):
 
 def to_dict(msg, use_field_names: bool = True) -> dict:
     """``MessageToDict(msg, preserving_proto_field_name=use_field_names)``."""
-    registry = _registry()
+    registry = msg._registry
     out = {}
     for f, value in msg.ListFields():
         key = f.name if use_field_names else f.camel_name
@@ -72,11 +72,6 @@ def to_dict(msg, use_field_names: bool = True) -> dict:
         else:
             out[key] = _scalar_to_json(f, value, enum_names)
     return out
-
-
-def _registry():
-    from .schema import REGISTRY  # noqa: PLC0415 (kept local: jsonform works on any schema's classes)
-    return REGISTRY
 
 
 # -- from_dict ------------------------------------------------------------------------
@@ -143,7 +138,7 @@ def _scalar_from_json(f, value, registry, path: str):
 
 def from_dict(data: dict, cls, path: str | None = None):
     """Build a message of class ``cls`` from ``MessageToDict`` output (either key style)."""
-    registry = _registry()
+    registry = cls._registry
     path = path or cls._type_name
     if not isinstance(data, dict):
         raise ParseError(f"{path}: expected an object, got {type(data).__name__}")

@@ -27,9 +27,9 @@ from wirefmt.errors import DecodeError
 from wirefmt.limits import MAX_DEPTH
 from wirefmt.reader import (convert_varint, read_field, unpack_fixed, unpack_varints)
 from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, I32, I64, INT32,
-                            INT64, LEN, MESSAGE, SFIXED32, SFIXED64, STRING, VARINT, WIRE_TYPE,
+                            INT64, LEN, MESSAGE, SFIXED32, SFIXED64, STRING, UINT64, VARINT, WIRE_TYPE,
                             FieldSpec, MessageSpec, Registry)
-from wirefmt.varint import read_varint, to_int32
+from wirefmt.varint import MASK64, encode_varint, read_varint, to_int32
 
 from .containers import RepeatedMessages, RepeatedScalars
 from . import values as _values
@@ -37,7 +37,7 @@ from . import values as _values
 # Scan actions, one per (field shape, wire type) pair.  Small ints compared in an if-chain
 # ordered by how often ONNX files hit them: cheaper than a call per field.
 (A_STR, A_RSTR, A_RMSG, A_INT64, A_INT32, A_MSG, A_ENUM, A_BYTES, A_RBYTES, A_FIXED,
- A_VARINT, A_RVARINT, A_RFIXED, A_PACKED) = range(14)
+ A_VARINT, A_RVARINT, A_RFIXED, A_PACKED, A_RENUM) = range(15)
 
 _list_append = list.append
 _new = object.__new__
@@ -71,7 +71,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
             if ent is None:
                 # Unknown field, or a known field with an unexpected wire type (protobuf
                 # keeps both as unknown fields).  read_field validates and skips it.
-                pos = read_field(src, tag_start, end, d["_depth"])[1]
+                pos = read_field(src, tag_start, end, msg._depth)[1]
                 unknown = d.get("_unknown")
                 if unknown is None:
                     unknown = d["_unknown"] = []
@@ -107,7 +107,10 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                         try:
                             s = s.decode()
                         except UnicodeDecodeError:
-                            pass  # upb hands out invalid UTF-8 in proto2 strings as bytes; so do we
+                            # upb hands out invalid UTF-8 in proto2 strings as bytes (so do
+                            # we) and refuses it in proto3, where strings must be UTF-8.
+                            if msg._spec.syntax == "proto3":
+                                raise DecodeError(f"invalid UTF-8 in string field {name!r}", pos) from None
                         if act == A_STR:
                             d[name] = s
                         else:
@@ -207,6 +210,8 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                         spans.append(pos)
                         spans.append(e)
                 pos = e
+            elif act == A_RENUM:
+                pos = _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, extra)
             else:  # A_RVARINT, A_RFIXED: one element of an unpacked repeated scalar
                 kind, check = extra
                 if act == A_RVARINT:
@@ -238,6 +243,45 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
         raise DecodeError("truncated input", len(src)) from None
 
 
+def _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, extra) -> int:
+    """A repeated closed enum (packed or not): unknown values become unknown fields.
+
+    protobuf moves each unknown value of a closed enum to the unknown fields as a varint
+    field of its own, even out of a packed run, so these are decoded eagerly (never lazily)
+    to keep the unknown fields in input order.  No ONNX field takes this path.
+    """
+    values, check = extra
+    number = tag >> 3
+    if tag & 7 == LEN:
+        n, pos = read_varint(src, pos, end)
+        e = pos + n
+        if e > end:
+            raise _length_error(n, pos, end)
+        raws = unpack_varints(UINT64, src, pos, e)  # raw: upb writes unknowns back unchanged
+        pos = e
+    else:
+        raw, pos = read_varint(src, pos, end)
+        raws = [raw]
+    lst = d.get(name)
+    for raw in raws:
+        v = to_int32(raw)
+        if v in values:
+            if lst is None:
+                lst = d[name] = _new_repeated(msg, check)
+            _list_append(lst, v)
+        else:
+            unknown = d.get("_unknown")
+            if unknown is None:
+                unknown = d["_unknown"] = []
+            if tag & 7 == LEN:  # synthetic field: bytes entry, paired with None
+                unknown.append(encode_varint(number << 3) + encode_varint(raw))
+                unknown.append(None)
+            else:
+                unknown.append(tag_start)
+                unknown.append(pos)
+    return pos
+
+
 def _decode_packed(kind: int, src, spans) -> list:
     out: list = []
     varint = WIRE_TYPE[kind] == VARINT
@@ -259,13 +303,16 @@ class Message:
     _idx = -1  # index in the parent's repeated field; -2: a default not yet attached
     _depth = 0
     _lazy = None  # field name -> flat [start, end, ...] spans not decoded yet
-    _unknown = None  # flat [start, end, ...] spans of unknown fields, in input order
+    _unknown = None  # flat [start, end, ...] spans of unknown fields, in input order;
+    # a synthetic field (bytes) stands where a start would, paired with None
 
     # Set per generated class.
     _spec: MessageSpec
+    _registry: Registry
     _tags: dict
     _fields: dict  # name -> FieldSpec
     _checks: dict  # name -> value validator
+    _implicit: frozenset  # proto3 fields without presence: written only when not default
     _classes: dict  # name -> message class, for message fields
     _type_name: str
 
@@ -464,6 +511,13 @@ class Message:
             raise ValueError(f"{self._type_name} has no field {name!r}")
         if f.repeated:
             raise ValueError(f"HasField does not apply to repeated field {name!r}")
+        if name in self._implicit:
+            raise ValueError(f"field {name!r} of {self._type_name} has no presence (proto3)")
+        return self._present(f)
+
+    def _present(self, f: FieldSpec) -> bool:
+        """Presence as serialization sees it: explicit presence, or a non-default value."""
+        name = f.name
         d = self.__dict__
         lazy = d.get("_lazy")
         if lazy and name in lazy:
@@ -471,14 +525,18 @@ class Message:
         v = d.get(name)
         if v is None:
             return False
-        return not (f.kind == MESSAGE and v._idx == -2)
+        if f.kind == MESSAGE:
+            return v._idx != -2
+        if name in self._implicit:
+            return not _is_default(v)
+        return True
 
     def WhichOneof(self, group: str):
         members = self._spec.oneofs.get(group)
         if members is None:
             raise ValueError(f"{self._type_name} has no oneof {group!r}")
         for name in members:
-            if self.HasField(name):
+            if self._present(self._fields[name]):
                 return name
         return None
 
@@ -502,7 +560,7 @@ class Message:
                     v = getattr(self, f.name)
                     if len(v):
                         out.append((f, v))
-            elif self.HasField(f.name):
+            elif self._present(f):
                 out.append((f, getattr(self, f.name)))
         return out
 
@@ -589,7 +647,7 @@ class Message:
             if f.repeated:
                 if self._has_any(f.name):
                     parts.append(f"{f.name}=<{len(getattr(self, f.name))}>")
-            elif self.HasField(f.name):
+            elif self._present(f):
                 if f.kind == MESSAGE:
                     parts.append(f"{f.name}=<{self._classes[f.name].__name__}>")
                 elif f.kind == BYTES:
@@ -600,6 +658,13 @@ class Message:
                         v = v[:37] + "..."
                     parts.append(f"{f.name}={v!r}")
         return f"{self._type_name}({', '.join(parts)})"
+
+
+def _is_default(v) -> bool:
+    """proto3 implicit presence: zero, empty, False; -0.0 counts as set (its bits are not 0)."""
+    if isinstance(v, float):
+        return v == 0.0 and str(v)[0] != "-"
+    return not v
 
 
 def _tag_table(spec: MessageSpec, registry: Registry, checks: dict) -> dict:
@@ -615,13 +680,19 @@ def _tag_table(spec: MessageSpec, registry: Registry, checks: dict) -> dict:
             table[key | LEN] = (A_RSTR if f.repeated else A_STR, f.name, checks[f.name], sibs)
         elif f.kind == BYTES:
             table[key | LEN] = (A_RBYTES if f.repeated else A_BYTES, f.name, None, sibs)
+        elif f.repeated and f.kind == ENUM and registry.enum(f.type_name).closed:
+            values = frozenset(registry.enum(f.type_name).values.values())
+            table[key | VARINT] = (A_RENUM, f.name, (values, checks[f.name]), sibs)
+            table[key | LEN] = (A_RENUM, f.name, (values, checks[f.name]), sibs)
         elif f.repeated:
             rep = A_RVARINT if wt == VARINT else A_RFIXED
             table[key | wt] = (rep, f.name, (f.kind, checks[f.name]), sibs)
             table[key | LEN] = (A_PACKED, f.name, (f.kind,), sibs)
-        elif f.kind == ENUM:
+        elif f.kind == ENUM and registry.enum(f.type_name).closed:
             values = frozenset(registry.enum(f.type_name).values.values())
             table[key | wt] = (A_ENUM, f.name, values, sibs)
+        elif f.kind == ENUM:  # open (proto3) enum: any int32 value is kept as it is
+            table[key | wt] = (A_INT32, f.name, None, sibs)
         elif f.kind == INT64:
             table[key | wt] = (A_INT64, f.name, None, sibs)
         elif f.kind == INT32:
@@ -642,11 +713,14 @@ def build_classes(registry: Registry) -> dict:
         checks = {f.name: _values.checker(f, registry) for f in spec.fields if f.kind != MESSAGE}
         ns = {
             "_spec": spec,
+            "_registry": registry,
             "_type_name": name,
             "_fields": dict(spec.by_name),
             "_checks": checks,
             "_tags": _tag_table(spec, registry, checks),
             "_classes": {},
+            "_implicit": frozenset(f.name for f in spec.fields
+                                   if not f.repeated and not spec.has_presence(f)),
             "__module__": "irmodel",
             "__qualname__": name,
             "__doc__": f"The ONNX message ``{name}`` (lazy, copy-on-write).",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import struct
 
-from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT_RANGE, INTEGER_KINDS, STRING,
+from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT32, INT_RANGE, INTEGER_KINDS, STRING,
                             FieldSpec, KIND_NAMES, Registry)
 
 _F32 = struct.Struct("<f")
@@ -114,6 +114,8 @@ def checker(f: FieldSpec, registry: Registry):
         return check_double
     if k == BOOL:
         return check_bool
+    if k == ENUM and not registry.enum(f.type_name).closed:
+        return _int_checker(INT32)  # open enum: any int32
     if k == ENUM:
         e = registry.enum(f.type_name)
         return _enum_checker(frozenset(e.values.values()), dict(e.values), e.name)

@@ -25,6 +25,8 @@ KIND_BY_NAME = {v: k for k, v in KIND_NAMES.items()}
 # Wire types.
 VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
 
+MESSAGE_KIND, GROUP_KIND = MESSAGE, GROUP
+
 #: The wire type each kind is written with when not packed.
 WIRE_TYPE = {
     DOUBLE: I64, FLOAT: I32, INT64: VARINT, UINT64: VARINT, INT32: VARINT, FIXED64: I64,
@@ -64,6 +66,8 @@ class FieldSpec:
     oneof: str | None = None
     default: object = None
     json_name: str | None = None
+    #: proto3 ``optional``: explicit presence for a singular scalar (None: the syntax decides).
+    explicit_presence: bool | None = None
 
     @property
     def camel_name(self) -> str:
@@ -108,6 +112,16 @@ class MessageSpec:
         for f in self.fields:
             if f.oneof:
                 self.oneofs.setdefault(f.oneof, []).append(f.name)
+
+    def has_presence(self, f: FieldSpec) -> bool:
+        """Whether a singular field tracks presence (proto2 always; proto3 for messages,
+        oneof members and ``optional`` scalars).  Without presence, a field holding its
+        default value is neither written nor reported."""
+        if f.repeated:
+            return False
+        if self.syntax != "proto3" or f.kind in (MESSAGE_KIND, GROUP_KIND) or f.oneof:
+            return True
+        return bool(f.explicit_presence)
 
     def is_packed(self, f: FieldSpec) -> bool:
         if not f.repeated or f.kind not in PACKABLE:
