@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
+from wirefmt.errors import EncodeError
+from wirefmt.limits import MAX_DEPTH
 from wirefmt.schema import BYTES, LEN, MESSAGE, STRING, WIRE_TYPE
 from wirefmt.varint import encode_varint
 from wirefmt.writer import StreamWriter, encode_packed_body, encode_scalar, tag
@@ -43,19 +45,25 @@ class _Plan:
         self.size += len(part) if not isinstance(part, _Plan) else part.size
 
 
-def _add_submessage(plan: _Plan, t: bytes, child) -> None:
+def _add_submessage(plan: _Plan, t: bytes, child, depth: int) -> None:
     if child._start >= 0:
         mv = child._buf[1]
         plan.add(t + encode_varint(child._end - child._start))
         plan.add(mv[child._start:child._end])
     else:
-        sub = build_plan(child)
+        sub = build_plan(child, depth + 1)
         plan.add(t + encode_varint(sub.size))
         plan.add(sub)
 
 
-def build_plan(msg) -> _Plan:
-    """Plan the encoding of ``msg`` (the root itself is re-encoded if it changed)."""
+def build_plan(msg, depth: int = 0) -> _Plan:
+    """Plan the encoding of ``msg`` (the root itself is re-encoded if it changed).
+
+    Recursion is bounded by MAX_DEPTH: a tree built bottom-up by a caller can be deeper
+    than anything we would decode, and protobuf would not read it back either.
+    """
+    if depth > MAX_DEPTH:
+        raise EncodeError(f"message nesting deeper than {MAX_DEPTH} at {msg._path()}")
     plan = _Plan()
     if msg._start >= 0:
         plan.add(msg._buf[1][msg._start:msg._end])
@@ -93,9 +101,9 @@ def build_plan(msg) -> _Plan:
         if kind == MESSAGE:
             t = _tag(f.number, LEN)
             if f.repeated:
-                _add_repeated_messages(plan, t, value)
+                _add_repeated_messages(plan, t, value, depth)
             elif value._idx != -2:
-                _add_submessage(plan, t, value)
+                _add_submessage(plan, t, value, depth)
         elif f.repeated:
             if not value:
                 continue
@@ -126,10 +134,10 @@ def build_plan(msg) -> _Plan:
     return plan
 
 
-def _add_repeated_messages(plan: _Plan, t: bytes, seq) -> None:
+def _add_repeated_messages(plan: _Plan, t: bytes, seq, depth: int) -> None:
     if not isinstance(seq, RepeatedMessages):
         for child in seq:
-            _add_submessage(plan, t, child)
+            _add_submessage(plan, t, child, depth)
         return
     spans = seq._spans
     items = seq._items
@@ -142,7 +150,7 @@ def _add_repeated_messages(plan: _Plan, t: bytes, seq) -> None:
             plan.add(t + encode_varint(b - a))
             plan.add(mv[a:b])
         else:
-            _add_submessage(plan, t, child)
+            _add_submessage(plan, t, child, depth)
 
 
 def _iter_parts(plan: _Plan):

@@ -14,6 +14,9 @@ import math
 from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT64_KINDS, INTEGER_KINDS, MESSAGE,
                             STRING)
 
+from wirefmt.errors import EncodeError
+from wirefmt.limits import MAX_DEPTH
+
 from .values import to_float32
 
 
@@ -55,8 +58,10 @@ def _scalar_to_json(f, value, enum_names):
     return value
 
 
-def to_dict(msg, use_field_names: bool = True) -> dict:
+def to_dict(msg, use_field_names: bool = True, _depth: int = 0) -> dict:
     """``MessageToDict(msg, preserving_proto_field_name=use_field_names)``."""
+    if _depth > MAX_DEPTH:  # only a tree built by hand gets here: decoding stops at the limit
+        raise EncodeError(f"message nesting deeper than {MAX_DEPTH}")
     registry = msg._registry
     out = {}
     for f, value in msg.ListFields():
@@ -64,9 +69,9 @@ def to_dict(msg, use_field_names: bool = True) -> dict:
         enum_names = registry.enum(f.type_name).names if f.kind == ENUM else None
         if f.kind == MESSAGE:
             if f.repeated:
-                out[key] = [to_dict(m, use_field_names) for m in value]
+                out[key] = [to_dict(m, use_field_names, _depth + 1) for m in value]
             else:
-                out[key] = to_dict(value, use_field_names)
+                out[key] = to_dict(value, use_field_names, _depth + 1)
         elif f.repeated:
             out[key] = [_scalar_to_json(f, v, enum_names) for v in value]
         else:

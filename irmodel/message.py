@@ -25,7 +25,8 @@ import struct
 
 from wirefmt.errors import DecodeError
 from wirefmt.limits import MAX_DEPTH
-from wirefmt.reader import (convert_varint, read_field, unpack_fixed, unpack_varints)
+from wirefmt.reader import (convert_varint, iter_fields, read_field, read_length, unpack_fixed,
+                            unpack_varints)
 from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, I32, I64, INT32,
                             INT64, LEN, MESSAGE, SFIXED32, SFIXED64, STRING, UINT64, VARINT, WIRE_TYPE,
                             FieldSpec, MessageSpec, Registry)
@@ -51,15 +52,12 @@ def _new_repeated(owner, check) -> RepeatedScalars:
     return lst
 
 
-def _length_error(n: int, pos: int, end: int) -> DecodeError:
-    return DecodeError(f"length {n} but only {end - pos} bytes remain", pos)
-
-
 def _scan(msg, src, mv, pos: int, end: int) -> None:
     """Decode the top level of ``src[pos:end]`` into ``msg`` (one pass, no recursion)."""
     d = msg.__dict__
     tags = msg._tags
     lazy = d.get("_lazy")
+    start = pos
     try:
         while pos < end:
             tag_start = pos
@@ -92,7 +90,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                         n, pos = read_varint(src, pos - 1, end)
                     e = pos + n
                     if e > end:
-                        raise _length_error(n, pos, end)
+                        _explain_overrun(src, start, end, msg._depth)
                     if act == A_RMSG:
                         if lazy is None:
                             lazy = d["_lazy"] = {}
@@ -126,7 +124,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                         n, pos = read_varint(src, pos - 1, end)
                     e = pos + n
                     if e > end:
-                        raise _length_error(n, pos, end)
+                        _explain_overrun(src, start, end, msg._depth)
                     if lazy is None:
                         lazy = d["_lazy"] = {}
                     spans = lazy.get(name)
@@ -168,7 +166,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                     n, pos = read_varint(src, pos - 1, end)
                 e = pos + n
                 if e > end:
-                    raise _length_error(n, pos, end)
+                    _explain_overrun(src, start, end, msg._depth)
                 if act == A_BYTES:
                     d[name] = mv[pos:e]
                 else:
@@ -193,7 +191,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                     n, pos = read_varint(src, pos - 1, end)
                 e = pos + n
                 if e > end:
-                    raise _length_error(n, pos, end)
+                    _explain_overrun(src, start, end, msg._depth)
                 lst = d.get(name)
                 if lst is not None:  # unpacked elements came first: keep the order exact
                     kind = extra[0]
@@ -238,9 +236,20 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                         list.extend(lst, _decode_packed(kind, src, spans))
                 _list_append(lst, v)
         if pos != end:
-            raise DecodeError("the last field runs past the end of the message", end)
+            _explain_overrun(src, start, end, msg._depth)
     except IndexError:
-        raise DecodeError("truncated input", len(src)) from None
+        _explain_overrun(src, start, end, msg._depth)
+
+
+def _explain_overrun(src, start: int, end: int, depth: int):
+    """The inline fast paths read past the end: say exactly where and why.
+
+    Cold path: re-reads the span with the validating generic reader, whose errors name
+    the truncated varint, length or fixed-width value.
+    """
+    for _ in iter_fields(src, start, end, depth):
+        pass
+    raise DecodeError("the last field runs past the end of the message", end)
 
 
 def _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, extra) -> int:
@@ -253,10 +262,8 @@ def _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, extra) -
     values, check = extra
     number = tag >> 3
     if tag & 7 == LEN:
-        n, pos = read_varint(src, pos, end)
+        n, pos = read_length(src, pos, end)
         e = pos + n
-        if e > end:
-            raise _length_error(n, pos, end)
         raws = unpack_varints(UINT64, src, pos, e)  # raw: upb writes unknowns back unchanged
         pos = e
     else:

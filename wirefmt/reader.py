@@ -39,13 +39,11 @@ class Field(NamedTuple):
 def read_tag(buf, pos: int, end: int) -> tuple[int, int, int]:
     """Read a tag; returns ``(field_number, wire_type, new_pos)`` or raises DecodeError."""
     tag, new = read_varint(buf, pos, end)
-    if tag > MASK32:
-        raise DecodeError(f"tag {tag} does not fit in 32 bits", pos)
     number, wt = tag >> 3, tag & 7
+    if tag > MASK32:  # the tag is a uint32, so this is the only way a number can be too big
+        raise DecodeError(f"field number {number} is above the maximum {MAX_FIELD_NUMBER}", pos)
     if number == 0:
         raise DecodeError("field number 0 is not allowed", pos)
-    if number > MAX_FIELD_NUMBER:
-        raise DecodeError(f"field number {number} is above the maximum {MAX_FIELD_NUMBER}", pos)
     if wt > 5:
         raise DecodeError(f"invalid wire type {wt} for field {number}", pos)
     return number, wt, new
