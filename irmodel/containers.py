@@ -12,16 +12,25 @@ from typing import Callable, Iterable
 class RepeatedScalars(list):
     """A ``list`` for a repeated scalar/string field; mutators validate and mark the owner dirty."""
 
-    __slots__ = ("_owner", "_check")
-
-    def __init__(self, values: Iterable = (), owner=None, check: Callable | None = None):
-        list.__init__(self, values)
-        self._owner = owner
-        self._check = check
+    # No Python-level __init__: construction stays in C (one is created for every
+    # repeated field of every scanned message).  Build through `new_repeated`, which
+    # sets every slot.  ``_detached`` names the field while this is the empty container
+    # handed out for an absent field (see `Message.__getattr__`), not yet stored.
+    __slots__ = ("_owner", "_check", "_detached")
 
     def _touched(self) -> None:
-        if self._owner is not None:
-            self._owner._touch()
+        owner = self._owner
+        if owner is None:
+            return
+        name = self._detached
+        if name is not None:
+            self._detached = None
+            stored = owner.__dict__.get(name)
+            if stored is None:
+                owner.__dict__[name] = self
+            else:  # another empty container for the same field was filled first: join it
+                list.extend(stored, self)
+        owner._touch()
 
     def _checked(self, value):
         return self._check(value) if self._check is not None else value
@@ -84,6 +93,15 @@ class RepeatedScalars(list):
         return (list, (list(self),))
 
 
+def new_repeated(values=(), owner=None, check: Callable | None = None,
+                 detached: str | None = None) -> RepeatedScalars:
+    lst = RepeatedScalars(values)
+    lst._owner = owner
+    lst._check = check
+    lst._detached = detached
+    return lst
+
+
 class RepeatedMessages:
     """A lazy sequence of submessages: each item is scanned on first access.
 
@@ -91,21 +109,22 @@ class RepeatedMessages:
     ``items`` holds the materialised messages (``None`` until accessed).
     """
 
-    __slots__ = ("_owner", "_name", "_cls", "_spans", "_items")
+    __slots__ = ("_owner", "_name", "_cls", "_spans", "_items", "_detached")
 
-    def __init__(self, owner, name: str, cls, spans=None):
+    def __init__(self, owner, name: str, cls, spans=None, detached: bool = False):
         self._owner = owner
         self._name = name
         self._cls = cls
         self._spans = spans
         self._items = [None] * (len(spans) // 2) if spans else []
+        self._detached = detached
 
     def __len__(self) -> int:
         return len(self._items)
 
     def _materialise(self, i: int):
         spans = self._spans
-        item = self._cls._from_span(self._owner, spans[2 * i], spans[2 * i + 1], self._name, i)
+        item = self._cls._make_child(self._cls, self._owner, spans[2 * i], spans[2 * i + 1], self._name)
         self._items[i] = item
         return item
 
@@ -120,14 +139,17 @@ class RepeatedMessages:
         return item
 
     def __iter__(self):
+        # Tuned: a full walk of a large graph spends much of its time here, so creating
+        # an item is one direct call with everything bound to locals.
         items = self._items
+        cls, owner, name = self._cls, self._owner, self._name
+        make_child = cls._make_child
         i = 0
-        # Tuned: the full walk of a large graph spends much of its time here, so the
-        # common case (item already materialised or not) avoids any method call but one.
         while i < len(items):
             item = items[i]
             if item is None:
-                item = self._materialise(i)
+                spans = self._spans
+                item = items[i] = make_child(cls, owner, spans[2 * i], spans[2 * i + 1], name)
             yield item
             i += 1
 
@@ -151,7 +173,17 @@ class RepeatedMessages:
 
     def _changed(self) -> None:
         self._spans = None  # every item is materialised by now; spans are no longer needed
-        self._owner._touch()
+        owner = self._owner
+        if self._detached:  # the empty container of an absent field: now it holds something
+            self._detached = False
+            stored = owner.__dict__.get(self._name)
+            if stored is None:
+                owner.__dict__[self._name] = self
+            else:
+                stored._materialise_all()
+                stored._items.extend(self._items)
+                stored._spans = None
+        owner._touch()
 
     def _materialise_all(self) -> None:
         if self._spans is not None:

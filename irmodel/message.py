@@ -25,35 +25,38 @@ import struct
 
 from wirefmt.errors import DecodeError
 from wirefmt.limits import MAX_DEPTH
-from wirefmt.reader import (convert_varint, iter_fields, read_field, read_length, unpack_fixed,
+from wirefmt.reader import (convert_varint, float32_nan, iter_fields, read_field, read_length, unpack_fixed,
                             unpack_varints)
 from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, I32, I64, INT32,
                             INT64, LEN, MESSAGE, SFIXED32, SFIXED64, STRING, UINT64, VARINT, WIRE_TYPE,
                             FieldSpec, MessageSpec, Registry)
 from wirefmt.varint import MASK64, encode_varint, read_varint, to_int32
 
-from .containers import RepeatedMessages, RepeatedScalars
+from .containers import RepeatedMessages, RepeatedScalars, new_repeated
 from . import values as _values
 
-# Scan actions, one per (field shape, wire type) pair.  Small ints compared in an if-chain
-# ordered by how often ONNX files hit them: cheaper than a call per field.
-(A_STR, A_RSTR, A_RMSG, A_INT64, A_INT32, A_MSG, A_ENUM, A_BYTES, A_RBYTES, A_FIXED,
- A_VARINT, A_RVARINT, A_RFIXED, A_PACKED, A_RENUM) = range(15)
+# Scan actions, one per (field shape, wire type) pair, numbered so that the dispatch
+# below splits by wire type first: length-delimited actions are < 7, varint actions
+# 7..11, the rest after.  The common ONNX fields (strings, submessages, int64s) are
+# then reached in at most four comparisons.  Measured: see benchmarks/RESULTS.md.
+(A_STR, A_RSTR, A_MSG, A_BYTES, A_RBYTES, A_PACKED, _A_LEN_END,
+ A_INT64, A_RVARINT, A_INT32, A_ENUM, A_VARINT,
+ A_FIXED, A_RFIXED, A_RENUM) = range(15)
+A_RMSG = A_MSG  # singular and repeated submessages are scanned alike: spans are collected
 
 _list_append = list.append
 _new = object.__new__
 _FIXED_STRUCT = {FLOAT: "<f", DOUBLE: "<d", FIXED32: "<I", FIXED64: "<Q", SFIXED32: "<i", SFIXED64: "<q"}
 
 
-def _new_repeated(owner, check) -> RepeatedScalars:
-    lst = RepeatedScalars()
-    lst._owner = owner
-    lst._check = check
-    return lst
-
-
 def _scan(msg, src, mv, pos: int, end: int) -> None:
-    """Decode the top level of ``src[pos:end]`` into ``msg`` (one pass, no recursion)."""
+    """Decode the top level of ``src[pos:end]`` into ``msg`` (one pass, no recursion).
+
+    Tuned hot loop (it runs once per message of every walked graph): locals only, varints
+    of one and two bytes decoded inline, anything unusual handed to the generic reader.
+    Reads past ``end`` are caught once, after the loop (or as IndexError at the end of
+    the buffer), and explained precisely by `_explain_overrun`.
+    """
     d = msg.__dict__
     tags = msg._tags
     lazy = d.get("_lazy")
@@ -64,7 +67,12 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
             tag = src[pos]
             pos += 1
             if tag > 127:
-                tag, pos = read_varint(src, tag_start, end)
+                b = src[pos]
+                if b < 128:
+                    tag = (tag & 127) | (b << 7)
+                    pos += 1
+                else:
+                    tag, pos = read_varint(src, tag_start, end)
             ent = tags.get(tag)
             if ent is None:
                 # Unknown field, or a known field with an unexpected wire type (protobuf
@@ -82,16 +90,61 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                     d.pop(s, None)
                     if lazy:
                         lazy.pop(s, None)
-            if act <= A_MSG:
-                if act <= A_RMSG:  # length-delimited: A_STR, A_RSTR, A_RMSG
-                    n = src[pos]
-                    pos += 1
-                    if n > 127:
+            if act < _A_LEN_END:
+                n = src[pos]
+                pos += 1
+                if n > 127:
+                    b = src[pos]
+                    if b < 128:
+                        n = (n & 127) | (b << 7)
+                        pos += 1
+                    else:
                         n, pos = read_varint(src, pos - 1, end)
-                    e = pos + n
-                    if e > end:
-                        _explain_overrun(src, start, end, msg._depth)
-                    if act == A_RMSG:
+                e = pos + n
+                if e > end:
+                    _explain_overrun(src, start, end, msg._depth)
+                if act < A_MSG:  # A_STR, A_RSTR
+                    s = src[pos:e]
+                    try:
+                        s = s.decode()
+                    except UnicodeDecodeError:
+                        # upb hands out invalid UTF-8 in proto2 strings as bytes (so do
+                        # we) and refuses it in proto3, where strings must be UTF-8.
+                        if msg._spec.syntax == "proto3":
+                            raise DecodeError(f"invalid UTF-8 in string field {name!r}", pos) from None
+                    if act == A_STR:
+                        d[name] = s
+                    else:
+                        lst = d.get(name)
+                        if lst is None:
+                            lst = d[name] = new_repeated((), msg, extra)
+                        _list_append(lst, s)
+                elif act == A_MSG:
+                    # Submessage (singular or repeated): keep the span, scan on access.  A
+                    # singular message seen twice merges its occurrences, as protobuf does.
+                    if lazy is None:
+                        lazy = d["_lazy"] = {}
+                    spans = lazy.get(name)
+                    if spans is None:
+                        lazy[name] = [pos, e]
+                    else:
+                        spans.append(pos)
+                        spans.append(e)
+                elif act == A_BYTES:
+                    d[name] = mv[pos:e]
+                elif act == A_RBYTES:
+                    lst = d.get(name)
+                    if lst is None:
+                        lst = d[name] = new_repeated((), msg, _values.check_bytes)
+                    _list_append(lst, mv[pos:e])
+                else:  # A_PACKED
+                    lst = d.get(name)
+                    if lst is not None:  # unpacked elements came first: keep the order exact
+                        kind = extra[0]
+                        chunk = (unpack_varints(kind, src, pos, e) if WIRE_TYPE[kind] == VARINT
+                                 else unpack_fixed(kind, src, pos, e))
+                        list.extend(lst, chunk)
+                    else:
                         if lazy is None:
                             lazy = d["_lazy"] = {}
                         spans = lazy.get(name)
@@ -100,141 +153,76 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                         else:
                             spans.append(pos)
                             spans.append(e)
-                    else:
-                        s = src[pos:e]
-                        try:
-                            s = s.decode()
-                        except UnicodeDecodeError:
-                            # upb hands out invalid UTF-8 in proto2 strings as bytes (so do
-                            # we) and refuses it in proto3, where strings must be UTF-8.
-                            if msg._spec.syntax == "proto3":
-                                raise DecodeError(f"invalid UTF-8 in string field {name!r}", pos) from None
-                        if act == A_STR:
-                            d[name] = s
-                        else:
-                            lst = d.get(name)
-                            if lst is None:
-                                lst = d[name] = _new_repeated(msg, extra)
-                            _list_append(lst, s)
-                    pos = e
-                elif act == A_MSG:
-                    n = src[pos]
-                    pos += 1
-                    if n > 127:
-                        n, pos = read_varint(src, pos - 1, end)
-                    e = pos + n
-                    if e > end:
-                        _explain_overrun(src, start, end, msg._depth)
-                    if lazy is None:
-                        lazy = d["_lazy"] = {}
-                    spans = lazy.get(name)
-                    if spans is None:
-                        lazy[name] = [pos, e]
-                    else:  # a singular message seen twice: protobuf merges the occurrences
-                        spans.append(pos)
-                        spans.append(e)
-                    pos = e
-                else:  # A_INT64, A_INT32
-                    v = src[pos]
-                    pos += 1
-                    if v > 127:
-                        v, pos = read_varint(src, pos - 1, end)
-                        if act == A_INT64:
-                            if v >> 63:
-                                v -= 1 << 64
-                        elif v > 0x7FFFFFFF:
-                            v = to_int32(v)
-                    d[name] = v
-            elif act == A_ENUM:
+                pos = e
+            elif act < A_FIXED:  # varint wire type
                 v = src[pos]
                 pos += 1
                 if v > 127:
                     v, pos = read_varint(src, pos - 1, end)
-                    v = to_int32(v)
-                if v in extra:
+                    big = True
+                else:
+                    big = False
+                if act == A_INT64:
+                    if big and v >> 63:
+                        v -= 1 << 64
                     d[name] = v
-                else:  # closed (proto2) enum: an unknown value is kept as an unknown field
-                    unknown = d.get("_unknown")
-                    if unknown is None:
-                        unknown = d["_unknown"] = []
-                    unknown.append(tag_start)
-                    unknown.append(pos)
-            elif act == A_BYTES or act == A_RBYTES:
-                n = src[pos]
-                pos += 1
-                if n > 127:
-                    n, pos = read_varint(src, pos - 1, end)
-                e = pos + n
-                if e > end:
-                    _explain_overrun(src, start, end, msg._depth)
-                if act == A_BYTES:
-                    d[name] = mv[pos:e]
-                else:
-                    lst = d.get(name)
-                    if lst is None:
-                        lst = d[name] = _new_repeated(msg, _values.check_bytes)
-                    _list_append(lst, mv[pos:e])
-                pos = e
-            elif act == A_FIXED:
-                width, unpack = extra
-                if end - pos < width:
-                    raise DecodeError("truncated fixed-width value", pos)
-                d[name] = unpack(src, pos)[0]
-                pos += width
-            elif act == A_VARINT:
-                v, pos = read_varint(src, pos, end)
-                d[name] = convert_varint(extra, v)
-            elif act == A_PACKED:
-                n = src[pos]
-                pos += 1
-                if n > 127:
-                    n, pos = read_varint(src, pos - 1, end)
-                e = pos + n
-                if e > end:
-                    _explain_overrun(src, start, end, msg._depth)
-                lst = d.get(name)
-                if lst is not None:  # unpacked elements came first: keep the order exact
-                    kind = extra[0]
-                    chunk = (unpack_varints(kind, src, pos, e) if WIRE_TYPE[kind] == VARINT
-                             else unpack_fixed(kind, src, pos, e))
-                    list.extend(lst, chunk)
-                else:
-                    if lazy is None:
-                        lazy = d["_lazy"] = {}
-                    spans = lazy.get(name)
-                    if spans is None:
-                        lazy[name] = [pos, e]
-                    else:
-                        spans.append(pos)
-                        spans.append(e)
-                pos = e
-            elif act == A_RENUM:
-                pos = _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, extra)
-            else:  # A_RVARINT, A_RFIXED: one element of an unpacked repeated scalar
-                kind, check = extra
-                if act == A_RVARINT:
-                    v = src[pos]
-                    pos += 1
-                    if v > 127:
-                        v, pos = read_varint(src, pos - 1, end)
+                elif act == A_RVARINT:  # one element of an unpacked repeated scalar
+                    kind, check = extra
+                    if big:
                         v = convert_varint(kind, v)
                     elif kind == BOOL:
                         v = v != 0
                     elif kind >= 17:  # SINT32/SINT64: zigzag even for one byte
                         v = convert_varint(kind, v)
-                else:
-                    width = 4 if WIRE_TYPE[kind] == I32 else 8
-                    if end - pos < width:
-                        raise DecodeError("truncated fixed-width value", pos)
-                    v = struct.unpack_from(_FIXED_STRUCT[kind], src, pos)[0]
-                    pos += width
+                    lst = d.get(name)
+                    if lst is None:
+                        lst = d[name] = new_repeated((), msg, check)
+                        if lazy and name in lazy:  # packed chunks came first
+                            list.extend(lst, _decode_packed(kind, src, lazy.pop(name)))
+                    _list_append(lst, v)
+                elif act == A_INT32:
+                    if v > 0x7FFFFFFF:
+                        v = to_int32(v)
+                    d[name] = v
+                elif act == A_ENUM:
+                    if v > 0x7FFFFFFF:
+                        v = to_int32(v)
+                    if v in extra:
+                        d[name] = v
+                    else:  # closed (proto2) enum: an unknown value is kept as an unknown field
+                        unknown = d.get("_unknown")
+                        if unknown is None:
+                            unknown = d["_unknown"] = []
+                        unknown.append(tag_start)
+                        unknown.append(pos)
+                else:  # A_VARINT: uint32/uint64/bool/sint32/sint64
+                    d[name] = convert_varint(extra, v)
+            elif act == A_FIXED:
+                width, unpack = extra
+                if end - pos < width:
+                    raise DecodeError("truncated fixed-width value", pos)
+                v = unpack(src, pos)[0]
+                if v != v and width == 4:  # float32 NaN: keep its exact bits
+                    v = float32_nan(src, pos)
+                d[name] = v
+                pos += width
+            elif act == A_RFIXED:
+                kind, check = extra
+                width = 4 if WIRE_TYPE[kind] == I32 else 8
+                if end - pos < width:
+                    raise DecodeError("truncated fixed-width value", pos)
+                v = struct.unpack_from(_FIXED_STRUCT[kind], src, pos)[0]
+                if v != v and kind == FLOAT:
+                    v = float32_nan(src, pos)
+                pos += width
                 lst = d.get(name)
                 if lst is None:
-                    lst = d[name] = _new_repeated(msg, check)
-                    if lazy and name in lazy:  # packed chunks came first
-                        spans = lazy.pop(name)
-                        list.extend(lst, _decode_packed(kind, src, spans))
+                    lst = d[name] = new_repeated((), msg, check)
+                    if lazy and name in lazy:
+                        list.extend(lst, _decode_packed(kind, src, lazy.pop(name)))
                 _list_append(lst, v)
+            else:  # A_RENUM
+                pos = _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, extra)
         if pos != end:
             _explain_overrun(src, start, end, msg._depth)
     except IndexError:
@@ -274,7 +262,7 @@ def _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, extra) -
         v = to_int32(raw)
         if v in values:
             if lst is None:
-                lst = d[name] = _new_repeated(msg, check)
+                lst = d[name] = new_repeated((), msg, check)
             _list_append(lst, v)
         else:
             unknown = d.get("_unknown")
@@ -287,6 +275,31 @@ def _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, extra) -
                 unknown.append(tag_start)
                 unknown.append(pos)
     return pos
+
+
+def make_child(cls, parent, start: int, end: int, key: str):
+    """A message of ``cls`` over ``parent``'s buffer span, scanned now.
+
+    Called for every submessage a walk touches, so it writes only what is needed: the
+    index in a repeated field is not stored (the error path finds it by identity).
+    """
+    m = _new(cls)
+    d = m.__dict__
+    buf = d["_buf"] = parent._buf
+    d["_start"] = start
+    d["_end"] = end
+    d["_parent"] = parent
+    d["_key"] = key
+    depth = d["_depth"] = parent._depth + 1
+    try:
+        if depth > MAX_DEPTH:
+            raise DecodeError(f"nesting deeper than {MAX_DEPTH}", start)
+        _scan(m, buf[0], buf[1], start, end)
+    except DecodeError as exc:
+        if exc.path is None:
+            exc.path = m._path()
+        raise
+    return m
 
 
 def _decode_packed(kind: int, src, spans) -> list:
@@ -342,26 +355,9 @@ class Message:
         return m
 
     @classmethod
-    def _from_span(cls, parent, start: int, end: int, key: str, idx: int):
+    def _from_span(cls, parent, start: int, end: int, key: str, idx: int = -1):
         """A child of ``parent`` over one span; scanned now (first access)."""
-        m = _new(cls)
-        d = m.__dict__
-        buf = d["_buf"] = parent._buf
-        d["_start"] = start
-        d["_end"] = end
-        d["_parent"] = parent
-        d["_key"] = key
-        d["_idx"] = idx
-        depth = d["_depth"] = parent._depth + 1
-        try:
-            if depth > MAX_DEPTH:
-                raise DecodeError(f"nesting deeper than {MAX_DEPTH}", start)
-            _scan(m, buf[0], buf[1], start, end)
-        except DecodeError as exc:
-            if exc.path is None:
-                exc.path = m._path()
-            raise
-        return m
+        return make_child(cls, parent, start, end, key)
 
     @classmethod
     def _from_spans(cls, parent, spans, key: str):
@@ -383,37 +379,9 @@ class Message:
 
     # -- lazy fields -------------------------------------------------------------------
     def __getattr__(self, name: str):
-        # Only reached when ``name`` is neither in the instance dict nor a class default:
-        # lazy submessages, repeated fields, packed arrays, or no such field at all.
-        f = self._fields.get(name)
-        if f is None:
-            raise AttributeError(f"{self._type_name} has no field {name!r}")
-        d = self.__dict__
-        lazy = d.get("_lazy")
-        spans = lazy.pop(name, None) if lazy else None
-        if f.kind == MESSAGE:
-            cls = self._classes[name]
-            if f.repeated:
-                value = RepeatedMessages(self, name, cls, spans)
-            elif spans is not None:
-                value = cls._from_spans(self, spans, name)
-            else:  # absent: a default that attaches itself when first modified
-                value = cls()
-                vd = value.__dict__
-                vd["_parent"] = self
-                vd["_key"] = name
-                vd["_idx"] = -2
-                vd["_depth"] = self._depth + 1
-        else:  # a repeated scalar never seen, or packed chunks not decoded yet
-            value = _new_repeated(self, self._checks[name])
-            if spans is not None:
-                try:
-                    list.extend(value, _decode_packed(f.kind, self._buf[0], spans))
-                except DecodeError as exc:
-                    exc.path = f"{self._path()}.{name}"
-                    raise
-        d[name] = value
-        return value
+        # Reached only for names that are not fields: every field has a class attribute
+        # (a default value or a `_LazyField`).
+        raise AttributeError(f"{self._type_name} has no field {name!r}")
 
     def _raw_chunks(self, name: str):
         """Packed chunks of a repeated numeric field not decoded yet, as memoryviews.
@@ -450,9 +418,7 @@ class Message:
                 value = seq
             else:
                 check = self._checks[name]
-                value = RepeatedScalars(check(v) for v in value)
-                value._owner = self
-                value._check = check
+                value = new_repeated([check(v) for v in value], self, check)
         elif f.kind == MESSAGE:
             if not isinstance(value, self._classes[name]):
                 raise TypeError(f"{self._type_name}.{name} must be a {self._classes[name].__name__}, "
@@ -636,13 +602,31 @@ class Message:
     __hash__ = None  # mutable, like protobuf messages
 
     def _path(self) -> str:
+        """``ModelProto.graph.node[3].attribute[0]``: for error messages (cold path)."""
         parts = []
         m = self
         while m._parent is not None:
-            parts.append(f".{m._key}[{m._idx}]" if m._idx >= 0 else f".{m._key}")
+            parts.append(f".{m._key}{m._index_text()}")
             m = m._parent
         parts.append(m._type_name)
         return "".join(reversed(parts))
+
+    def _index_text(self) -> str:
+        parent = self._parent
+        f = parent._fields.get(self._key)
+        if f is None or not f.repeated:
+            return ""
+        seq = parent.__dict__.get(self._key)
+        if isinstance(seq, RepeatedMessages):
+            for i, item in enumerate(seq._items):
+                if item is self:
+                    return f"[{i}]"
+            spans = seq._spans
+            if spans:  # being created: not in the list yet, find it by its span
+                for i in range(0, len(spans), 2):
+                    if spans[i] == self._start:
+                        return f"[{i // 2}]"
+        return "[?]"
 
     def __repr__(self) -> str:
         """Short by design: a few scalar fields, counts of repeated ones, never data."""
@@ -665,6 +649,63 @@ class Message:
                         v = v[:37] + "..."
                     parts.append(f"{f.name}={v!r}")
         return f"{self._type_name}({', '.join(parts)})"
+
+
+Message._make_child = staticmethod(make_child)  # how containers create items
+
+
+class _LazyField:
+    """Class attribute of a submessage or repeated field: materialises it on first read.
+
+    A non-data descriptor: once the value is stored in the instance dict, reads find it
+    there and never come here again.  Measured against ``__getattr__``: the failed
+    lookup that precedes ``__getattr__`` formats an AttributeError message each time,
+    which cost more than the materialisation itself.
+    """
+
+    __slots__ = ("name", "field", "repeated", "is_message")
+
+    def __init__(self, f: FieldSpec):
+        self.name = f.name
+        self.field = f
+        self.repeated = f.repeated
+        self.is_message = f.kind == MESSAGE
+
+    def __get__(self, msg, owner=None):
+        if msg is None:
+            return self
+        name = self.name
+        d = msg.__dict__
+        lazy = d.get("_lazy")
+        spans = lazy.pop(name, None) if lazy else None
+        if self.is_message:
+            cls = msg._classes[name]
+            if self.repeated:
+                if spans is None:
+                    # Absent: an empty container that stores itself only when filled, so
+                    # reading absent fields allocates nothing that lives on.
+                    return RepeatedMessages(msg, name, cls, None, True)
+                value = RepeatedMessages(msg, name, cls, spans)
+            elif spans is not None:
+                value = cls._from_spans(msg, spans, name)
+            else:  # absent: a default that attaches itself when first modified
+                value = cls()
+                vd = value.__dict__
+                vd["_parent"] = msg
+                vd["_key"] = name
+                vd["_idx"] = -2
+                vd["_depth"] = msg._depth + 1
+        elif spans is None:  # absent repeated scalar: see above
+            return new_repeated((), msg, msg._checks[name], name)
+        else:  # packed chunks not decoded yet
+            value = new_repeated((), msg, msg._checks[name])
+            try:
+                list.extend(value, _decode_packed(self.field.kind, msg._buf[0], spans))
+            except DecodeError as exc:
+                exc.path = f"{msg._path()}.{name}"
+                raise
+        d[name] = value
+        return value
 
 
 def _is_default(v) -> bool:
@@ -735,6 +776,8 @@ def build_classes(registry: Registry) -> dict:
         for f in spec.fields:
             if not f.repeated and f.kind != MESSAGE:
                 ns[f.name] = _values.default(f, registry)
+            else:
+                ns[f.name] = _LazyField(f)
         classes[name] = type(name.replace(".", "_"), (Message,), ns)
     for name, cls in classes.items():
         for f in cls._spec.fields:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import struct
 
+from wirefmt.reader import Float32NaN
 from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT32, INT_RANGE, INTEGER_KINDS, STRING,
                             FieldSpec, KIND_NAMES, Registry)
 
@@ -50,6 +51,8 @@ def check_bytes(v):
 
 
 def check_float(v):
+    if type(v) is Float32NaN:  # a decoded NaN keeps its payload when copied between messages
+        return v
     if isinstance(v, (int, float)) and not isinstance(v, complex):
         return to_float32(float(v))
     if hasattr(v, "__float__") and not isinstance(v, (str, bytes)):

@@ -318,3 +318,18 @@ def test_groups_in_unknown_fields_are_skipped_and_preserved():
     assert ours.s_int64 == 1
     ours._touch()
     assert irmodel.dumps(ours) == REF["proto2"].FromString(data).SerializeToString()
+
+
+@pytest.mark.parametrize("bits", [0x7F800001, 0xFF800D00, 0x7FC00001, 0xFFFFFFF9])
+def test_float32_nan_payloads_survive_a_re_encode(bits):
+    raw = struct.pack("<I", bits)
+    body = raw + struct.pack("<f", 1.5) + raw
+    data = (_tag(12, 5) + raw  # s_float
+            + _tag(51, 2) + bytes([len(body)]) + body  # p_float, packed
+            + _tag(31, 5) + raw)  # r_float, unpacked
+    ours = parse_ours("proto2", data)
+    ours._touch()
+    expected = REF["proto2"].FromString(data).SerializeToString()
+    assert irmodel.dumps(ours) == expected
+    copy = OURS["proto2"](s_float=ours.s_float, p_float=list(ours.p_float), r_float=list(ours.r_float))
+    assert irmodel.dumps(copy) == expected

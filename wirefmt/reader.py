@@ -127,6 +127,31 @@ def iter_fields(buf, start: int = 0, end: int | None = None, depth: int = 0) -> 
         yield f
 
 
+# -- float32 NaN payloads ----------------------------------------------------------------
+
+class Float32NaN(float):
+    """A float32 NaN that remembers its bit pattern.
+
+    Widening a float32 to a Python float (a double) quiets a signalling NaN and so
+    changes its bits; protobuf copies the bits unchanged.  Decoders return this subclass
+    for every float32 NaN, and writers emit ``bits``, so NaN payloads survive a re-encode.
+    """
+
+    __slots__ = ("bits",)
+
+    def __new__(cls, bits: int):
+        self = float.__new__(cls, "nan" if not bits >> 31 else "-nan")
+        self.bits = bits
+        return self
+
+    def __reduce__(self):
+        return (Float32NaN, (self.bits,))
+
+
+def float32_nan(buf, pos: int) -> Float32NaN:
+    return Float32NaN(int.from_bytes(buf[pos:pos + 4], "little"))
+
+
 # -- packed repeated scalars ----------------------------------------------------------
 
 _FIXED_FORMATS = {FLOAT: "f", DOUBLE: "d", FIXED32: "I", FIXED64: "Q", SFIXED32: "i", SFIXED64: "q"}
@@ -162,7 +187,12 @@ def unpack_fixed(kind: int, buf, start: int, end: int) -> list:
     if (end - start) % width:
         raise DecodeError(f"packed data of {end - start} bytes is not a multiple of {width}", start)
     fmt = "<%d%s" % ((end - start) // width, _FIXED_FORMATS[kind])
-    return list(struct.unpack_from(fmt, buf, start))
+    values = list(struct.unpack_from(fmt, buf, start))
+    if kind == FLOAT:
+        for i, v in enumerate(values):
+            if v != v:
+                values[i] = float32_nan(buf, start + 4 * i)
+    return values
 
 
 def unpack_varints(kind: int, buf, start: int, end: int) -> list:
@@ -190,7 +220,8 @@ def unpack_varints(kind: int, buf, start: int, end: int) -> list:
 def unpack_fixed_value(kind: int, raw: int):
     """Turn the little-endian integer of an I32/I64 field into the value of ``kind``."""
     if kind == FLOAT:
-        return struct.unpack("<f", raw.to_bytes(4, "little"))[0]
+        v = struct.unpack("<f", raw.to_bytes(4, "little"))[0]
+        return Float32NaN(raw) if v != v else v
     if kind == DOUBLE:
         return struct.unpack("<d", raw.to_bytes(8, "little"))[0]
     if kind == SFIXED32:

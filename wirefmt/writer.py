@@ -11,12 +11,14 @@ import struct
 from typing import BinaryIO, Iterable
 
 from .errors import EncodeError
+from .reader import Float32NaN
 from .schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, I32, I64, INT32, INT64, LEN,
                      SFIXED32, SFIXED64, SINT32, SINT64, STRING, UINT32, UINT64, VARINT, WIRE_TYPE)
 from .varint import MASK64, encode_varint, zigzag_encode
 
 _FIXED_FORMATS = {FLOAT: "f", DOUBLE: "d", FIXED32: "I", FIXED64: "Q", SFIXED32: "i", SFIXED64: "q"}
 _FIXED_STRUCTS = {k: struct.Struct("<" + c) for k, c in _FIXED_FORMATS.items()}
+_U32 = struct.Struct("<I")
 
 
 def tag(number: int, wire_type: int) -> bytes:
@@ -44,6 +46,8 @@ def encode_scalar(kind: int, v) -> bytes:
         if kind == STRING and isinstance(v, str):
             v = v.encode()
         return encode_varint(len(v)) + bytes(v)
+    if kind == FLOAT and type(v) is Float32NaN:
+        return _U32.pack(v.bits)
     try:
         return _FIXED_STRUCTS[kind].pack(v)
     except struct.error as exc:
@@ -58,6 +62,8 @@ def encode_packed_body(kind: int, values: Iterable) -> bytes:
             return b"".join([encode_varint(v if v >= 0 else v & MASK64) for v in values])
         return b"".join([encode_varint(_varint_of(kind, v)) for v in values])
     values = list(values)
+    if kind == FLOAT and any(type(v) is Float32NaN for v in values):
+        return b"".join([encode_scalar(FLOAT, v) for v in values])
     try:
         return struct.pack("<%d%s" % (len(values), _FIXED_FORMATS[kind]), *values)
     except struct.error as exc:
