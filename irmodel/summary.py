@@ -1,12 +1,28 @@
-"""What `irmodel inspect` reports: a model summary that never touches weight bytes."""
+"""What `irmodel inspect` reports: a model summary that never touches weight bytes.
+
+Everything here is computed from message headers: tensor sizes come from ``dims`` and
+``data_type`` (not from the payload), external data files are measured with
+``os.stat`` (never opened).  On a memory-mapped model this reads only the pages that
+hold the graph's structure.
+"""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from typing import Callable
 
 from .messages import ENUMS
 
 _DTYPE_NAMES = ENUMS["TensorProto.DataType"]
+EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
+
+#: Bits per element of each ONNX element type (0: variable size, i.e. STRING).
+ELEMENT_BITS = {
+    1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 8: 0, 9: 8, 10: 16, 11: 64, 12: 32, 13: 64,
+    14: 64, 15: 128, 16: 16, 17: 8, 18: 8, 19: 8, 20: 8, 21: 4, 22: 4, 23: 4, 24: 8, 25: 2,
+    26: 2, 27: 6, 28: 6,
+}
 
 
 def dtype_name(code: int) -> str:
@@ -16,7 +32,15 @@ def dtype_name(code: int) -> str:
         return f"<unknown dtype {code}>"
 
 
-def _dims_of(type_proto) -> dict:
+# -- types and shapes ------------------------------------------------------------------
+
+def type_info(type_proto) -> dict:
+    """A JSON-friendly description of a ``TypeProto``.
+
+    Tensor shapes are lists whose items are ints (``dim_value``), strings
+    (``dim_param``, a symbolic dimension) or ``None`` (unknown); ``shape`` is ``None``
+    when the rank itself is unknown.
+    """
     which = type_proto.WhichOneof("value")
     if which in ("tensor_type", "sparse_tensor_type"):
         t = getattr(type_proto, which)
@@ -24,89 +48,227 @@ def _dims_of(type_proto) -> dict:
                "elem_type": dtype_name(t.elem_type)}
         if t.HasField("shape"):
             out["shape"] = [d.dim_value if d.HasField("dim_value") else
-                            (d.dim_param if d.HasField("dim_param") else "?") for d in t.shape.dim]
+                            (d.dim_param if d.HasField("dim_param") else None) for d in t.shape.dim]
         else:
             out["shape"] = None
         return out
     if which in ("sequence_type", "optional_type"):
         inner = getattr(type_proto, which)
-        return {"kind": which[:-5], "elem": _dims_of(inner.elem_type)}
+        elem = type_info(inner.elem_type) if inner.HasField("elem_type") else {"kind": None}
+        return {"kind": which[:-5], "elem": elem}
     if which == "map_type":
-        return {"kind": "map", "key_type": dtype_name(type_proto.map_type.key_type),
-                "value": _dims_of(type_proto.map_type.value_type)}
+        m = type_proto.map_type
+        value = type_info(m.value_type) if m.HasField("value_type") else {"kind": None}
+        return {"kind": "map", "key_type": dtype_name(m.key_type), "value": value}
     if which == "opaque_type":
         return {"kind": "opaque", "domain": type_proto.opaque_type.domain, "name": type_proto.opaque_type.name}
-    return {"kind": "unknown"}
+    return {"kind": None}
 
 
-def _tensor_nbytes(t) -> int:
-    """Payload size from lengths only: raw_data's length, an external length, or typed fields."""
-    if t.data_location == 1:
-        for e in t.external_data:
-            if e.key == "length" and e.value.isdigit():
-                return int(e.value)
-        return 0
-    if t.HasField("raw_data"):
-        return len(t.raw_data)
-    total = 0
-    lazy = t.__dict__.get("_lazy") or {}
-    for name in ("float_data", "int32_data", "int64_data", "double_data", "uint64_data"):
-        spans = lazy.get(name)
-        if spans:
-            total += sum(spans[i + 1] - spans[i] for i in range(0, len(spans), 2))
-        elif name in t.__dict__:
-            total += len(t.__dict__[name]) * (8 if name in ("int64_data", "double_data", "uint64_data") else 4)
-    if "string_data" in t.__dict__:
-        total += sum(len(s) for s in t.string_data)
-    return total
+def type_text(info: dict) -> str:
+    """``FLOAT[batch, 3, ?]`` and friends, from a `type_info` dict."""
+    kind = info.get("kind")
+    if kind in ("tensor", "sparse_tensor"):
+        shape = info["shape"]
+        dims = " (unknown rank)" if shape is None else \
+            "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+        return ("sparse " if kind == "sparse_tensor" else "") + info["elem_type"] + dims
+    if kind in ("sequence", "optional"):
+        return f"{kind}({type_text(info['elem'])})"
+    if kind == "map":
+        return f"map({info['key_type']}, {type_text(info['value'])})"
+    if kind == "opaque":
+        return f"opaque({info['domain']}::{info['name']})"
+    return "(no type)"
 
 
-def _count_subgraphs(graph) -> int:
-    n = 0
-    for node in graph.node:
-        for a in node.attribute:
-            if a.HasField("g"):
-                n += 1 + _count_subgraphs(a.g)
-            for g in a.graphs:
-                n += 1 + _count_subgraphs(g)
+# -- tensors -----------------------------------------------------------------------------
+
+def element_count(t) -> int | None:
+    """The number of elements ``dims`` declare, or ``None`` if a dim is negative."""
+    n = 1
+    for d in t.dims:
+        if d < 0:
+            return None
+        n *= d
     return n
 
 
-def summarize(model) -> dict:
+def tensor_nbytes(t) -> int:
+    """The bytes the tensor's values occupy in memory (numpy's ``nbytes``).
+
+    From ``dims`` and ``data_type`` for fixed-width types (sub-byte types packed, as in
+    ``raw_data``); the sum of the string lengths for STRING; for an unknown type or
+    impossible dims, the stored size (``raw_data`` or the external ``length``).  Never
+    reads the payload.
+    """
+    bits = ELEMENT_BITS.get(t.data_type)
+    n = element_count(t)
+    if bits == 0:
+        return sum(len(s) for s in t.string_data)
+    if bits is not None and n is not None:
+        return (n * bits + 7) // 8
+    if t.data_location == EXTERNAL:
+        length = external_entries(t).get("length", "")
+        return int(length) if length.isdigit() else 0
+    return len(t.raw_data) if t.HasField("raw_data") else 0
+
+
+def external_entries(t) -> dict:
+    """``external_data`` as a dict; a repeated key keeps its last value, as onnx does."""
+    return {e.key: e.value for e in t.external_data}
+
+
+def external_location_status(location: str | None, base_dir: str | None) -> tuple[str, int | None]:
+    """``(status, size)`` of an external data file, measured with ``os.stat`` only.
+
+    ``status`` is ``"ok"``, ``"missing"``, ``"no location"``, or ``"unsafe location"``
+    for a path that is absolute, climbs out with ``..`` or resolves (through symlinks)
+    outside the model's directory: those are refused by the loader, so they are not
+    even measured here.
+    """
+    if not location:
+        return "no location", None
+    if base_dir is None:
+        return "missing", None
+    parts = location.replace("\\", "/").split("/")
+    drive = len(parts[0]) == 2 and parts[0][1] == ":"  # C:foo is absolute enough on Windows
+    if os.path.isabs(location) or location.startswith(("/", "\\")) or ".." in parts or drive:
+        return "unsafe location", None
+    path = os.path.join(base_dir, location)
+    real_base = os.path.realpath(base_dir)
+    real = os.path.realpath(path)
+    if os.path.commonpath([real_base, real]) != real_base:
+        return "unsafe location", None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "missing", None
+    return "ok", st.st_size
+
+
+# -- walking the model ----------------------------------------------------------------------
+
+class Census:
+    """What one pass over every node of every graph and function finds.
+
+    The graphs are the main graph, those of training_info, and every graph-valued
+    attribute at any depth (counted as ``subgraphs``).  An explicit work list, not
+    recursion; each node is visited once, which on a large model is most of the cost.
+    """
+
+    def __init__(self, model, progress: Callable[[int, int], None] | None = None):
+        self.main_ops: Counter = Counter()  # op histogram of the main graph
+        self.subgraphs = 0
+        self.graph_nodes = 0  # nodes in all graphs (not functions)
+        self.external: list = []  # TensorProtos whose data is in external files
+        main = model.graph if model.HasField("graph") else None
+        total = len(main.node) if main is not None else 0
+        graphs = [] if main is None else [(main, False)]
+        for ti in model.training_info:
+            graphs += [(getattr(ti, n), False) for n in ("initialization", "algorithm") if ti.HasField(n)]
+        node_lists = [(f.node, False) for f in model.functions]
+        done = 0
+        while graphs or node_lists:
+            if graphs:
+                g, is_sub = graphs.pop()
+                self.subgraphs += is_sub
+                self.graph_nodes += len(g.node)
+                self._tensors(g.initializer)
+                for sp in g.sparse_initializer:
+                    self._sparse(sp)
+                node_lists.append((g.node, g is main))
+                continue
+            nodes, is_main = node_lists.pop()
+            for node in nodes:
+                if is_main:
+                    self.main_ops[_op_name(node)] += 1
+                done += 1
+                if progress is not None and not done & 1023:
+                    progress(done, total)
+                for a in node.attribute:
+                    if a.HasField("g"):
+                        graphs.append((a.g, True))
+                    graphs.extend((sg, True) for sg in a.graphs)
+                    if a.HasField("t"):
+                        self._tensors((a.t,))
+                    self._tensors(a.tensors)
+                    if a.HasField("sparse_tensor"):
+                        self._sparse(a.sparse_tensor)
+                    for sp in a.sparse_tensors:
+                        self._sparse(sp)
+
+    def _tensors(self, tensors) -> None:
+        for t in tensors:
+            if t.data_location == EXTERNAL:
+                self.external.append(t)
+
+    def _sparse(self, sp) -> None:
+        self._tensors([getattr(sp, n) for n in ("values", "indices") if sp.HasField(n)])
+
+
+def _op_name(node) -> str:
+    return (node.domain + "::" if node.domain not in ("", "ai.onnx") else "") + node.op_type
+
+
+def summarize(model, base_dir: str | None = None,
+              progress: Callable[[int, int], None] | None = None) -> dict:
+    """The `inspect` summary of ``model`` as a JSON-friendly dict.
+
+    ``base_dir`` is the model's directory, where external data files are looked up
+    (defaults to the directory `irmodel.load` recorded).  ``progress(done, total)`` is
+    called now and then while the nodes are visited.
+    """
+    if base_dir is None:
+        base_dir = model.__dict__.get("_base_dir")
     g = model.graph
-    ops = Counter()
-    for node in g.node:
-        ops[(node.domain + "::" if node.domain not in ("", "ai.onnx") else "") + node.op_type] += 1
+    census = Census(model, progress)
     by_dtype: dict = {}
-    external_files: dict = {}
     for t in g.initializer:
         entry = by_dtype.setdefault(dtype_name(t.data_type), {"count": 0, "bytes": 0})
         entry["count"] += 1
-        entry["bytes"] += _tensor_nbytes(t)
-        if t.data_location == 1:
-            loc = next((e.value for e in t.external_data if e.key == "location"), None)
-            if loc is not None:
-                external_files.setdefault(loc, 0)
-                external_files[loc] += _tensor_nbytes(t)
+        entry["bytes"] += tensor_nbytes(t)
+    init_names = {t.name for t in g.initializer}
+
+    files: dict = {}
+    for t in census.external:
+        ext = external_entries(t)
+        loc = ext.get("location", "")
+        entry = files.get(loc)
+        if entry is None:
+            status, size = external_location_status(loc, base_dir)
+            entry = files[loc] = {"location": loc, "status": status, "file_size": size,
+                                  "tensors": 0, "bytes": 0}
+        entry["tensors"] += 1
+        length = ext.get("length", "")
+        entry["bytes"] += int(length) if length.isdigit() else tensor_nbytes(t)
+
+    def value_infos(values):
+        return [{"name": v.name, **type_info(v.type), "initializer": v.name in init_names} for v in values]
+
     return {
-        "ir_version": model.ir_version,
+        "ir_version": model.ir_version if model.HasField("ir_version") else None,
         "producer_name": model.producer_name,
         "producer_version": model.producer_version,
         "domain": model.domain,
         "model_version": model.model_version,
         "doc_string": model.doc_string,
         "opset_import": [{"domain": o.domain, "version": o.version} for o in model.opset_import],
-        "metadata_props": {p.key: p.value for p in model.metadata_props},
+        "metadata_props": [{"key": p.key, "value": p.value} for p in model.metadata_props],
         "graph_name": g.name,
-        "inputs": [{"name": v.name, **_dims_of(v.type)} for v in g.input],
-        "outputs": [{"name": v.name, **_dims_of(v.type)} for v in g.output],
+        "inputs": value_infos(g.input),
+        "outputs": value_infos(g.output),
+        "value_info_count": len(g.value_info),
         "node_count": len(g.node),
-        "op_types": dict(ops.most_common()),
+        "op_types": dict(sorted(census.main_ops.items(), key=lambda kv: (-kv[1], kv[0]))),
         "initializer_count": len(g.initializer),
         "initializer_bytes": sum(e["bytes"] for e in by_dtype.values()),
         "initializers_by_dtype": by_dtype,
         "sparse_initializer_count": len(g.sparse_initializer),
-        "external_data_files": external_files,
-        "functions": [{"domain": f.domain, "name": f.name, "nodes": len(f.node)} for f in model.functions],
-        "subgraph_count": _count_subgraphs(g),
+        "external_data": list(files.values()),
+        "functions": [{"domain": f.domain, "name": f.name, "overload": f.overload, "nodes": len(f.node),
+                       "inputs": list(f.input), "outputs": list(f.output)} for f in model.functions],
+        "subgraph_count": census.subgraphs,
+        "total_node_count": census.graph_nodes,
+        "training_info_count": len(model.training_info),
     }

@@ -1,0 +1,520 @@
+"""The text form of `irmodel dump`: a whole message as an indented tree, one field a line.
+
+Every present field is shown, in field-number order, under its proto name; the common
+messages get a one-line header (a node as ``Conv conv1 (x, w) -> (y)``, a value as
+``x FLOAT[batch, 3]``) and the fields the header does not say come below it.  Unknown
+fields are shown schema-less, as `wirefmt.raw` sees them.
+
+Tensors are summarised, never printed: dtype, shape, where the data is, and the first
+`PREVIEW_VALUES` values, decoded with `struct` from the first few bytes of ``raw_data``
+or of a typed field (packed typed fields are read straight from the buffer, so a
+tensor's data is never decoded into a list).  Long strings, byte strings and repeated
+numbers are cut too, so no field can flood the output with raw bytes.  The JSON form
+(``dump --json``) is the complete one.
+"""
+
+from __future__ import annotations
+
+import codecs
+import math
+import re
+import struct
+from typing import Iterator
+
+from wirefmt import raw as _raw
+from wirefmt.limits import MAX_DEPTH
+from wirefmt.reader import convert_varint
+from wirefmt.schema import BYTES, DOUBLE, ENUM, FLOAT, INT32, INT64, MESSAGE, STRING, UINT64
+from wirefmt.varint import read_varint
+
+from .jsonform import shortest_float32
+from .messages import ENUMS
+from .summary import EXTERNAL, dtype_name, element_count, external_entries, tensor_nbytes, type_info, type_text
+
+#: Values of a tensor shown (decoded from at most 8 x 16 bytes of its data).
+PREVIEW_VALUES = 8
+#: Items of a repeated scalar field shown before the rest is counted.
+MAX_LIST_ITEMS = 16
+#: Characters of a string shown before the rest is counted.
+MAX_STRING_CHARS = 200
+#: Bytes of a non-text byte string shown, in hex.
+MAX_HEX_BYTES = 16
+INDENT = "  "
+
+# -- element values ----------------------------------------------------------------------
+
+#: struct format of one raw_data element, for the types whose elements are whole bytes.
+#: Complex types are read as (real, imaginary) pairs; bit-pattern types as unsigned ints.
+_RAW_FORMAT = {1: "f", 2: "B", 3: "b", 4: "H", 5: "h", 6: "i", 7: "q", 9: "B", 10: "e", 11: "d",
+               12: "I", 13: "Q", 14: "f", 15: "d", 16: "H", 17: "B", 18: "B", 19: "B", 20: "B",
+               24: "B"}
+_COMPLEX = {14, 15}
+#: Small float formats: (exponent bits, mantissa bits, bias, NaN rule).  NaN rules:
+#: "ieee" (exponent all ones: inf or NaN), "fn" (all ones is NaN, no inf), "uz" (the
+#: negative-zero pattern is the only NaN), None (every pattern is a finite number).
+_MINIFLOAT = {17: (4, 3, 7, "fn"), 18: (4, 3, 8, "uz"), 19: (5, 2, 15, "ieee"), 20: (5, 2, 16, "uz"),
+              23: (2, 1, 1, None), 27: (2, 3, 1, None), 28: (3, 2, 3, None)}
+#: Element width in bits of the types packed several to a byte (or 4 to 3 bytes).
+_SUBBYTE = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2, 27: 6, 28: 6}
+_SIGNED_SUBBYTE = {22, 26}
+#: int32_data entries of these types hold an element's bit pattern (low bits).
+_BIT_PATTERN = {10: 16, 16: 16, 17: 8, 18: 8, 19: 8, 20: 8, 24: 8, 27: 6, 28: 6}
+#: int32_data entries of these types are C-cast to the element type: (bits, signed).
+_INT_CAST = {2: (8, False), 3: (8, True), 4: (16, False), 5: (16, True), 6: (32, True)}
+_TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+_FIXED = {"float_data": struct.Struct("<f"), "double_data": struct.Struct("<d")}
+_VARINT_KIND = {"int32_data": INT32, "int64_data": INT64, "uint64_data": UINT64}
+
+
+def _minifloat(bits: int, ebits: int, mbits: int, bias: int, nan_rule) -> float:
+    sign_bit = 1 << (ebits + mbits)
+    if nan_rule == "uz" and bits == sign_bit:
+        return math.nan
+    sign = -1.0 if bits & sign_bit else 1.0
+    e = (bits >> mbits) & ((1 << ebits) - 1)
+    m = bits & ((1 << mbits) - 1)
+    if e == (1 << ebits) - 1:
+        if nan_rule == "ieee":
+            return sign * math.inf if m == 0 else math.nan
+        if nan_rule == "fn" and m == (1 << mbits) - 1:
+            return math.nan
+    if e == 0:
+        return sign * m * 2.0 ** (1 - bias - mbits)
+    return sign * (1 + m / (1 << mbits)) * 2.0 ** (e - bias)
+
+
+def _from_bits(dtype: int, bits: int):
+    """The value of one element of ``dtype`` stored as the unsigned bit pattern ``bits``."""
+    if dtype == 10:
+        return struct.unpack("<e", (bits & 0xFFFF).to_bytes(2, "little"))[0]
+    if dtype == 16:
+        return struct.unpack("<f", ((bits & 0xFFFF) << 16).to_bytes(4, "little"))[0]
+    if dtype == 24:
+        return math.nan if bits & 0xFF == 0xFF else 2.0 ** ((bits & 0xFF) - 127)
+    if dtype in _MINIFLOAT:
+        return _minifloat(bits, *_MINIFLOAT[dtype])
+    width = _SUBBYTE.get(dtype)
+    if width is not None and dtype in _SIGNED_SUBBYTE and bits >> (width - 1):
+        return bits - (1 << width)
+    return bits
+
+
+def _unpack_subbyte(dtype: int, data: bytes, n: int) -> list:
+    """The first ``n`` elements of a packed sub-byte type, first element in the low bits."""
+    width = _SUBBYTE[dtype]
+    stream = int.from_bytes(data, "little")  # LSB-first bit stream (a few bytes at most)
+    mask = (1 << width) - 1
+    count = min(n, len(data) * 8 // width)
+    return [_from_bits(dtype, (stream >> (i * width)) & mask) for i in range(count)]
+
+
+def _raw_values(dtype: int, raw, n: int) -> list:
+    """The first ``n`` elements of ``raw_data`` (reads at most ~``16 n`` bytes)."""
+    if dtype in _SUBBYTE:
+        nbytes = (n * _SUBBYTE[dtype] + 7) // 8
+        return _unpack_subbyte(dtype, bytes(raw[:nbytes]), n)
+    fmt = _RAW_FORMAT.get(dtype)
+    if fmt is None:
+        return []
+    per = 2 if dtype in _COMPLEX else 1
+    size = struct.calcsize("<" + fmt)
+    k = min(n * per, len(raw) // size) // per * per
+    vals = list(struct.unpack_from("<%d%s" % (k, fmt), raw, 0))
+    if per == 2:
+        return [complex(vals[i], vals[i + 1]) for i in range(0, k, 2)]
+    if dtype == 9:
+        return [v != 0 for v in vals]
+    if dtype in _BIT_PATTERN and dtype != 10:
+        return [_from_bits(dtype, v) for v in vals]
+    return vals
+
+
+def _first_stored(t, name: str, k: int) -> tuple[list, int | None]:
+    """The first ``k`` stored items of a typed data field and the item count (if known cheaply).
+
+    A packed field not decoded yet is read from its chunks in the buffer: ``k`` values
+    decoded, the count derived from the byte length for fixed-width fields.
+    """
+    chunks = t._raw_chunks(name)
+    if chunks is None:
+        values = getattr(t, name)
+        return list(values[:k]), len(values)
+    out: list = []
+    fixed = _FIXED.get(name)
+    for c in chunks:
+        if fixed is not None:
+            m = min(k - len(out), len(c) // fixed.size)
+            out.extend(v[0] for v in fixed.iter_unpack(c[:m * fixed.size]))
+        else:
+            pos, end, kind = 0, len(c), _VARINT_KIND[name]
+            while pos < end and len(out) < k:
+                v, pos = read_varint(c, pos, end)
+                out.append(convert_varint(kind, v))
+        if len(out) >= k:
+            break
+    count = sum(len(c) for c in chunks) // fixed.size if fixed is not None else None
+    return out, count
+
+
+def _typed_values(dtype: int, name: str, stored: list, n: int) -> list:
+    """Elements from the first stored items of a typed field, as the reference reads them."""
+    if name in ("float_data", "double_data") and dtype in _COMPLEX:
+        return [complex(stored[i], stored[i + 1]) for i in range(0, len(stored) - 1, 2)][:n]
+    if name != "int32_data":
+        if dtype == 12 and name == "uint64_data":
+            return [v & 0xFFFFFFFF for v in stored[:n]]
+        return stored[:n]
+    if dtype in (21, 22, 23, 25, 26):  # several elements in the low byte of each entry
+        per = 8 // _SUBBYTE[dtype]
+        out = []
+        for v in stored:
+            out.extend(_unpack_subbyte(dtype, bytes((v & 0xFF,)), per))
+        return out[:n]
+    if dtype in _BIT_PATTERN:
+        return [_from_bits(dtype, v & ((1 << _BIT_PATTERN[dtype]) - 1)) for v in stored[:n]]
+    if dtype == 9:
+        return [v != 0 for v in stored[:n]]
+    cast = _INT_CAST.get(dtype)
+    if cast is None:
+        return stored[:n]
+    bits, signed = cast
+    out = []
+    for v in stored[:n]:
+        v &= (1 << bits) - 1
+        out.append(v - (1 << bits) if signed and v >> (bits - 1) else v)
+    return out
+
+
+def preview_values(t, limit: int = PREVIEW_VALUES) -> tuple[str, list]:
+    """``(source, values)``: where the tensor's data is and its first ``limit`` elements.
+
+    ``source`` is ``"raw_data"``, a typed field name, ``"external"`` (nothing is read)
+    or ``""`` (no data).  Values are Python numbers (``complex`` for complex types,
+    ``bool`` for BOOL), or ``bytes`` for STRING.
+    """
+    if t.data_location == EXTERNAL:
+        return "external", []
+    dtype = t.data_type
+    n = element_count(t)
+    n = limit if n is None else min(limit, n)
+    if t.HasField("raw_data"):
+        return "raw_data", _raw_values(dtype, t.raw_data, n)
+    for name in _TYPED_FIELDS:
+        stored, count = _first_stored(t, name, 2 * n + 1)
+        if stored or count:
+            if name == "string_data":
+                return name, [bytes(s) for s in stored[:n]]
+            return name, _typed_values(dtype, name, stored, n)
+    return "", []
+
+
+# -- formatting ----------------------------------------------------------------------------
+
+_WHITESPACE = {9: None, 10: None, 13: None}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_SIMPLE_NAME = re.compile(r"[\w.:/\-]+")
+
+
+_NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape_char(m: re.Match) -> str:
+    c = m.group()
+    return _NAMED_ESCAPES.get(c) or ("\\x%02x" % ord(c) if ord(c) < 256 else "\\u%04x" % ord(c))
+
+
+def _escape(text: str) -> str:
+    """Control characters as escapes: a model's strings must not drive the terminal."""
+    return _CONTROL.sub(_escape_char, text)
+
+
+def quote(text: str) -> str:
+    """A string as ``"..."``, control characters escaped, cut after `MAX_STRING_CHARS`."""
+    cut = len(text) > MAX_STRING_CHARS
+    body = _escape(text[:MAX_STRING_CHARS].replace("\\", "\\\\").replace('"', '\\"'))
+    return f'"{body}"' + (f"... ({len(text)} characters)" if cut else "")
+
+
+def name_text(s) -> str:
+    """A name as is when it is a plain identifier-like word, else quoted."""
+    if not isinstance(s, str):
+        return bytes_text(s)
+    return s if _SIMPLE_NAME.fullmatch(s) else quote(s)
+
+
+def bytes_text(b) -> str:
+    """A byte string as quoted text when it is printable UTF-8, else length and hex preview.
+
+    Reads at most the bytes it could show: a long text is judged by its head.
+    """
+    n = len(b)
+    if not n:
+        return '""'
+    head = bytes(b[:MAX_STRING_CHARS * 4])  # UTF-8 needs at most 4 bytes a character
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=n == len(head))
+    except UnicodeDecodeError:
+        text = None
+    if text and text.translate(_WHITESPACE).isprintable():
+        if n == len(head):
+            return quote(text)
+        return quote(text[:MAX_STRING_CHARS]) + f"... ({n} bytes)"
+    hexed = bytes(b[:MAX_HEX_BYTES]).hex(" ")
+    return f"<{n} bytes: {hexed}{' ...' if n > MAX_HEX_BYTES else ''}>"
+
+
+def value_text(v, exact: bool = False) -> str:
+    """One element or scalar value; floats to 6 significant digits unless ``exact``."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v) if exact else "%.6g" % v
+    if isinstance(v, complex):
+        sign = "" if str(v.imag)[0] == "-" else "+"
+        return f"({value_text(v.real, exact)}{sign}{value_text(v.imag, exact)}j)"
+    if isinstance(v, (bytes, memoryview)):
+        return bytes_text(v)
+    if isinstance(v, str):
+        return quote(v)
+    return str(v)
+
+
+def _list_text(values, exact: bool = True) -> str:
+    """A repeated field: the first `MAX_LIST_ITEMS` items, then the count of all."""
+    total = len(values)
+    shown = ", ".join(value_text(v, exact) for v in values[:MAX_LIST_ITEMS])
+    if total > MAX_LIST_ITEMS:
+        return f"[{shown}, ...] ({total} values)"
+    return f"[{shown}]"
+
+
+def _dims_text(t) -> str:
+    return "[" + ", ".join(str(d) for d in t.dims) + "]"
+
+
+def tensor_text(t) -> str:
+    """The one-line summary of a TensorProto: name, type, shape, data source, first values."""
+    parts = [name_text(t.name)] if t.name else []
+    parts.append(dtype_name(t.data_type) + _dims_text(t))
+    source, values = preview_values(t)
+    n = element_count(t)
+    if source == "external":
+        ext = external_entries(t)
+        loc = ext.pop("location", None)
+        where = "external " + (name_text(loc) if loc is not None else "(no location)")
+        where += "".join(f", {k} {name_text(v)}" for k, v in ext.items())
+        parts.append(where)
+        return " ".join(parts)
+    if source == "raw_data":
+        have, need = len(t.raw_data), tensor_nbytes(t)
+        parts.append(f"raw_data {have} bytes" + (f" (dims need {need})" if have != need else ""))
+    elif source:
+        parts.append(source)
+    else:
+        parts.append("no data")
+    if source:
+        shown = ", ".join(value_text(v) for v in values)
+        if n is None or n > len(values):
+            shown = shown + ", ..." if shown else "..."
+        parts.append(f"[{shown}]")
+    return " ".join(parts)
+
+
+# -- headers of the common messages -------------------------------------------------------
+
+_TENSOR_FIELDS = frozenset(("name", "dims", "data_type", "raw_data", "external_data") + _TYPED_FIELDS)
+_SCALAR_ATTR = {1: "f", 2: "i", 3: "s", 6: "floats", 7: "ints", 8: "strings"}
+_ATTR_TYPES = ENUMS["AttributeProto.AttributeType"]
+
+
+def _plain_type(tp) -> bool:
+    """True when a TypeProto carries no denotation, so `type_text` says all of it."""
+    stack = [tp]
+    while stack:
+        tp = stack.pop()
+        if tp.denotation:
+            return False
+        which = tp.WhichOneof("value")
+        if which in ("tensor_type", "sparse_tensor_type"):
+            t = getattr(tp, which)
+            if t.HasField("shape") and any(d.denotation for d in t.shape.dim):
+                return False
+        elif which in ("sequence_type", "optional_type"):
+            stack.append(getattr(tp, which).elem_type)
+        elif which == "map_type":
+            stack.append(tp.map_type.value_type)
+    return True
+
+
+def _tensor_header(t):
+    skip = _TENSOR_FIELDS | ({"data_location"} if t.data_location == EXTERNAL else set())
+    return tensor_text(t), skip
+
+
+def _node_header(n):
+    op = (n.domain + "::" if n.domain else "") + n.op_type
+    name = f" {name_text(n.name)}" if n.name else ""
+    ins = ", ".join(name_text(s) for s in n.input)
+    outs = ", ".join(name_text(s) for s in n.output)
+    return f"{op}{name} ({ins}) -> ({outs})", {"op_type", "domain", "name", "input", "output"}
+
+
+def _attribute_header(a):
+    skip = {"name"}
+    head = name_text(a.name)
+    if a.HasField("type"):
+        skip.add("type")
+        try:
+            head += " = " + _ATTR_TYPES.Name(a.type)
+        except ValueError:
+            head += f" = <unknown type {a.type}>"
+        field = _SCALAR_ATTR.get(a.type)
+        if field is not None and (a.type in (6, 7, 8) or a.HasField(field)):
+            skip.add(field)
+            value = getattr(a, field)
+            if a.type == 6:
+                value = _Float32List(value)
+            elif a.type == 1:
+                value = shortest_float32(value)
+            head += " " + (_list_text(value) if a.type in (6, 7, 8) else value_text(value, exact=True))
+    if a.ref_attr_name:
+        skip.add("ref_attr_name")
+        head += f" (ref {name_text(a.ref_attr_name)})"
+    return head, skip
+
+
+def _value_info_header(v):
+    skip = {"name"}
+    head = name_text(v.name)
+    if v.HasField("type") and _plain_type(v.type):
+        skip.add("type")
+        head += " " + type_text(type_info(v.type))
+    return head, skip
+
+
+def _opset_header(o):
+    domain = o.domain if o.domain else '"" (ai.onnx)'
+    return f"{domain} version {o.version}", {"domain", "version"}
+
+
+def _entry_header(e):
+    return f"{name_text(e.key)} = {quote(e.value) if isinstance(e.value, str) else value_text(e.value)}", \
+        {"key", "value"}
+
+
+def _function_header(f):
+    head = (f.domain + "::" if f.domain else "") + f.name + (f":{f.overload}" if f.overload else "")
+    return head, {"domain", "name", "overload"}
+
+
+_HEADERS = {
+    "TensorProto": _tensor_header,
+    "NodeProto": _node_header,
+    "AttributeProto": _attribute_header,
+    "ValueInfoProto": _value_info_header,
+    "OperatorSetIdProto": _opset_header,
+    "StringStringEntryProto": _entry_header,
+    "FunctionProto": _function_header,
+    "GraphProto": lambda g: (name_text(g.name) if g.name else "", {"name"}),
+    "SparseTensorProto": lambda s: (f"dims {_list_text(list(s.dims))}", {"dims"}),
+}
+
+# -- the tree ------------------------------------------------------------------------------
+
+_DTYPE_FIELDS = frozenset(("elem_type", "data_type", "key_type"))
+
+
+class _Float32List:
+    """A float32 field's values as the shortest decimals that read back the same."""
+
+    def __init__(self, values):
+        self._values = values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getitem__(self, index):
+        return [shortest_float32(x) for x in self._values[index]]
+
+
+def _scalar_text(f, v) -> str:
+    if f.repeated:
+        return _list_text(_Float32List(v) if f.kind == FLOAT else v)
+    if f.kind == ENUM:
+        try:
+            return ENUMS[f.type_name].Name(v)
+        except (KeyError, ValueError):
+            return str(v)
+    if f.kind == FLOAT:
+        return value_text(shortest_float32(v), exact=True)
+    if f.kind == DOUBLE:
+        return repr(v)
+    if f.kind == STRING and isinstance(v, str):
+        return quote(v)
+    if f.kind in (STRING, BYTES):
+        return bytes_text(v)
+    if f.name in _DTYPE_FIELDS and isinstance(v, int):
+        return f"{v} ({dtype_name(v)})"
+    return value_text(v)
+
+
+def _present(msg, skip) -> list:
+    """``(FieldSpec, value)`` of the present fields not in ``skip``, without decoding skipped ones."""
+    out = []
+    for f in msg._spec.fields:
+        if f.name in skip:
+            continue
+        if f.repeated:
+            v = getattr(msg, f.name)
+            if len(v):
+                out.append((f, v))
+        elif msg.HasField(f.name):
+            out.append((f, getattr(msg, f.name)))
+    return out
+
+
+def _unknown_lines(msg, pad: str, depth: int) -> Iterator[str]:
+    spans = msg.__dict__.get("_unknown")
+    if not spans or msg._buf is None:
+        return
+    yield f"{pad}(unknown fields)"
+    limit = max(0, min(MAX_DEPTH, MAX_DEPTH - depth))
+    for i in range(0, len(spans), 2):
+        start, end = spans[i], spans[i + 1]
+        buf = msg._buf[0]
+        if not isinstance(start, int):  # a field kept as bytes rather than as a span
+            buf, start, end = start, 0, len(start)
+        for item in _raw.walk(buf, start, end, max_depth=limit):
+            yield pad + INDENT + _raw.format_item(item, buf)
+
+
+def _message_lines(msg, label: str, depth: int) -> Iterator[str]:
+    pad = INDENT * depth
+    header = _HEADERS.get(msg._type_name)
+    head, skip = header(msg) if header is not None else ("", ())
+    fields = _present(msg, skip)
+    if not fields and not head and not msg.__dict__.get("_unknown"):
+        head = "{}"
+    yield f"{pad}{label}: {head}" if head else f"{pad}{label}"
+    inner = pad + INDENT
+    for f, v in fields:
+        if f.kind != MESSAGE:
+            yield f"{inner}{f.name}: {_scalar_text(f, v)}"
+        elif f.repeated:
+            for i, item in enumerate(v):
+                yield from _message_lines(item, f"{f.name}[{i}]", depth + 1)
+        else:
+            yield from _message_lines(v, f.name, depth + 1)
+    yield from _unknown_lines(msg, inner, depth + 1)
+
+
+def dump_lines(msg) -> Iterator[str]:
+    """The text form of ``msg`` (any message), one line at a time.
+
+    Recursion follows message nesting, which the message layer bounds at `MAX_DEPTH`.
+    """
+    return _message_lines(msg, msg._type_name, 0)
+
+
+__all__ = ["dump_lines", "tensor_text", "preview_values", "value_text", "bytes_text", "quote",
+           "name_text", "PREVIEW_VALUES"]

@@ -1,0 +1,288 @@
+"""Schema-less view of any protobuf buffer, like ``protoc --decode_raw``, with offsets.
+
+`walk` yields one `RawItem` per field (and one ``"end"`` item when a nested message or
+group closes); `format_item` turns an item into one line of text; `dump_lines` does both.
+Nothing here knows ONNX or opens files.
+
+Length-delimited payloads are shown the way protoc guesses them: as a nested message if
+the bytes parse completely as one, else as a string if they are printable UTF-8, else as
+bytes (length and a hex preview).  Two differences from protoc: an empty payload is
+``""`` (protoc agrees) and a short payload that is printable text without a single
+control byte is a string even if it would parse (protoc shows the name ``"p1"`` as
+``{ 14: 49 }``; see `_length_delimited`).
+
+Cost: why trying every payload as a message stays linear
+--------------------------------------------------------
+The "does it parse?" test of a payload is *one level deep*: it reads the tags and
+length prefixes of the payload's own fields and jumps over their payloads without
+reading them.  A payload that passes is then printed, which reads those same tags a
+second time, and each of its own length-delimited fields is tested in turn; one that
+fails is not descended into.  So a byte is read as structure only by the innermost
+tested payload that contains it: at most twice (test, then print), however deep the
+nesting.  The exception is groups: a group is validated by skipping its whole body, so
+a group body is re-read once per enclosing group level (at most `MAX_DEPTH`; groups are
+obsolete and rare).  Hence there is no size threshold above which payloads are not
+tried as messages: the test costs what the payload's field count costs, not its size,
+and the big payloads that matter most (an ONNX ``graph``) are messages.  The flip side,
+shared with protoc: a blob that happens to be valid wire format (bytes ``08 08 08 08``)
+is shown as a message.
+
+Payload bytes themselves are read only to show them.  The text test searches for a
+control byte and stops at the first one (binary data such as weights has one within a
+few bytes), and payloads over `MAX_TEXT_BYTES` are never text; a bytes value shows its
+first `PREVIEW_BYTES`.  A multi-gigabyte weight blob therefore costs a few bytes of
+reading, not a scan.  (In contrived input made of nested, long, control-free payloads
+the text test can re-read a byte once per nesting level, at most `MAX_DEPTH` times.)
+
+Malformed input: `walk` yields every field it could read and then raises `DecodeError`
+for the first top-level field it cannot.  Nested payloads never raise: one that does
+not parse is simply shown as a string or bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from typing import Iterator, NamedTuple
+
+from .errors import DecodeError
+from .limits import MAX_DEPTH
+from .reader import Field, iter_fields
+from .schema import I32, I64, LEN, SGROUP, VARINT
+
+#: Bytes shown (in hex) of a payload that is neither a message nor text.
+PREVIEW_BYTES = 16
+#: Payloads up to this size that are printable text without any control byte are shown
+#: as strings even when they would parse as a message (see `_length_delimited`).
+SHORT_TEXT_BYTES = 256
+#: Payloads longer than this are never shown as text, so deciding "is it text?" never
+#: reads more than this many bytes of one payload.
+MAX_TEXT_BYTES = 1 << 20
+#: Characters of a string shown before it is cut (the rest is counted, not printed).
+MAX_TEXT_CHARS = 200
+
+KINDS = ("varint", "fixed32", "fixed64", "message", "group", "end", "string", "bytes", "elided")
+
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # all but tab, LF, CR
+_STRICT_CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
+_WHITESPACE = {9: None, 10: None, 13: None}
+_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+_F32 = struct.Struct("<f")
+_F64 = struct.Struct("<d")
+
+
+class RawItem(NamedTuple):
+    """One line of the raw view.
+
+    ``kind`` is one of `KINDS`: a scalar (``varint``, ``fixed32``, ``fixed64``), the
+    start of a nested ``message`` or ``group`` (closed later by an ``end`` item carrying
+    the same field), a length-delimited ``string`` (``text`` holds it, cut to
+    `MAX_TEXT_CHARS` only when printed), ``bytes``, or an ``elided`` message below the depth limit.
+    ``depth`` is the nesting level of the field (top level: 0).
+    """
+
+    kind: str
+    depth: int
+    field: Field
+    text: str | None = None
+
+
+def parses_as_message(buf, start: int, end: int, depth: int = 0) -> bool:
+    """True if ``buf[start:end]`` is a sequence of well-formed fields that ends exactly at ``end``.
+
+    One level deep (see the module docstring): nested payloads are skipped, not checked.
+    """
+    try:
+        for _ in iter_fields(buf, start, end, depth):
+            pass
+    except DecodeError:
+        return False
+    return True
+
+
+def _as_text(buf, start: int, end: int, strict: bool = False) -> str | None:
+    """The payload as a string if it is printable UTF-8 of at most `MAX_TEXT_BYTES`.
+
+    ``strict`` also refuses tabs and line breaks.  The search for a control byte stops at
+    the first one, so binary data costs a byte or two of reading, not a scan.
+    """
+    if end - start > MAX_TEXT_BYTES:
+        return None
+    if (_STRICT_CONTROL if strict else _CONTROL).search(buf, start, end) is not None:
+        return None
+    try:
+        text = bytes(buf[start:end]).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not text.isascii() and not text.translate(_WHITESPACE).isprintable():
+        return None
+    return text
+
+
+def walk(buf, start: int = 0, end: int | None = None, *, max_depth: int = MAX_DEPTH) -> Iterator[RawItem]:
+    """Yield the raw view of the message in ``buf[start:end]``, depth first, in file order.
+
+    Payloads of fields at depth ``max_depth`` or deeper are not expanded (``max_depth``
+    0 shows only the top level).  Iterative: an explicit stack of field iterators, so
+    nesting never touches Python's recursion limit.  Raises `DecodeError` (after
+    yielding the valid prefix) when the top level itself is malformed.
+    """
+    if end is None:
+        end = len(buf)
+    if not 0 <= max_depth <= MAX_DEPTH:
+        raise ValueError(f"max_depth must be between 0 and {MAX_DEPTH}, not {max_depth}")
+    # Each frame: (iterator over a message's fields, depth of those fields, the field
+    # whose payload this is, or None at the top).
+    stack: list = [(iter_fields(buf, start, end, 0), 0, None)]
+    while stack:
+        fields, depth, owner = stack[-1]
+        f = next(fields, None)
+        if f is None:
+            stack.pop()
+            if owner is not None:
+                yield RawItem("end", depth - 1, owner)
+            continue
+        wt = f.wire_type
+        if wt == VARINT:
+            yield RawItem("varint", depth, f)
+        elif wt == I32:
+            yield RawItem("fixed32", depth, f)
+        elif wt == I64:
+            yield RawItem("fixed64", depth, f)
+        elif wt == SGROUP:  # the body was validated by read_field (skip_group)
+            if depth < max_depth:
+                yield RawItem("group", depth, f)
+                stack.append((iter_fields(buf, f.start, f.end, depth + 1), depth + 1, f))
+            else:
+                yield RawItem("elided", depth, f)
+        elif wt == LEN:
+            yield from _length_delimited(buf, f, depth, max_depth, stack)
+        else:  # pragma: no cover - read_field never yields EGROUP
+            raise DecodeError(f"unexpected wire type {wt}", f.tag_start)
+
+
+def _length_delimited(buf, f: Field, depth: int, max_depth: int, stack: list) -> Iterator[RawItem]:
+    start, end = f.start, f.end
+    if start == end:
+        yield RawItem("string", depth, f, "")
+        return
+    # Short names such as "p1" or "x0" happen to parse as messages ({14: 49}); protoc
+    # shows them so.  Real messages nearly always hold a control byte (tags and lengths
+    # of fields 1-3 and lengths under 32 are control bytes), so a short payload without
+    # any is shown as the string it almost certainly is.
+    if end - start <= SHORT_TEXT_BYTES:
+        text = _as_text(buf, start, end, strict=True)
+        if text is not None:
+            yield RawItem("string", depth, f, text)
+            return
+    if parses_as_message(buf, start, end, depth + 1):
+        if depth < max_depth:
+            yield RawItem("message", depth, f)
+            stack.append((iter_fields(buf, start, end, depth + 1), depth + 1, f))
+            return
+        text = _as_text(buf, start, end)
+        # Below the depth limit a payload that parses is still more likely a message
+        # than binary data: say so rather than print its bytes.
+        yield RawItem("elided", depth, f) if text is None else RawItem("string", depth, f, text)
+        return
+    text = _as_text(buf, start, end)
+    yield RawItem("bytes", depth, f) if text is None else RawItem("string", depth, f, text)
+
+
+# -- text form ----------------------------------------------------------------------
+
+def _quote(text: str) -> str:
+    return '"' + text.translate(_ESCAPES) + '"'
+
+
+def _short_float(x: float, digits: tuple) -> str:
+    """The shortest of ``%.{d}g`` for ``d`` in ``digits`` that reads back as ``x``."""
+    for d in digits:
+        s = "%.*g" % (d, x)
+        if float(s) == x or x != x:
+            return s
+    return repr(x)
+
+
+def _float32_text(bits: int) -> str:
+    x = _F32.unpack(bits.to_bytes(4, "little"))[0]
+    for d in (6, 7, 8, 9):  # float32 needs at most 9 significant digits to round-trip
+        s = "%.*g" % (d, x)
+        if x != x or _F32.unpack(_F32.pack(float(s)))[0] == x:
+            return s
+    return repr(x)
+
+
+def _value_and_note(item: RawItem, buf) -> tuple[str, str]:
+    """What follows ``N: `` on the line, and a comment that helps read it (maybe empty)."""
+    f, kind = item.field, item.kind
+    if kind == "varint":
+        note = f"int64 {f.value - (1 << 64)}" if f.value >> 63 else ""
+        return str(f.value), note
+    if kind == "fixed32":
+        return f"0x{f.value:08x}", f"float {_float32_text(f.value)}"
+    if kind == "fixed64":
+        x = _F64.unpack(f.value.to_bytes(8, "little"))[0]
+        return f"0x{f.value:016x}", f"double {_short_float(x, (15, 16, 17))}"
+    n = f.end - f.start
+    if kind == "string":
+        if len(item.text) > MAX_TEXT_CHARS:
+            return _quote(item.text[:MAX_TEXT_CHARS]) + "...", f"{len(item.text)} characters, cut"
+        return _quote(item.text), ""
+    if kind == "bytes":
+        head = bytes(buf[f.start:f.start + min(n, PREVIEW_BYTES)]).hex(" ")
+        return f"<{n} bytes: {head}{' ...' if n > PREVIEW_BYTES else ''}>", ""
+    # elided
+    what = "group" if f.wire_type == SGROUP else "message"
+    return "{...}", f"{what} of {n} bytes below the depth limit"
+
+
+def offsets_header(width: int) -> str:
+    """The column header printed above lines formatted with ``offsets_width=width``."""
+    return f"{'offset':>{width}} {'data':>{width}} {'length':>{width}}  field"
+
+
+def offsets_width(end: int) -> int:
+    """Column width for offsets in a buffer of ``end`` bytes."""
+    return max(6, len(str(end)))
+
+
+def format_item(item: RawItem, buf, offsets_width: int = 0, indent: str = "  ") -> str:
+    """One line of text for ``item``.
+
+    With ``offsets_width`` > 0 each line starts with three columns: the offset of the
+    field's tag, the offset of its value (the payload, for length-delimited fields and
+    groups) and the value's length in bytes.
+    """
+    f = item.field
+    pad = indent * item.depth
+    if offsets_width and item.kind != "end":
+        w = offsets_width
+        pad = f"{f.tag_start:>{w}} {f.start:>{w}} {f.end - f.start:>{w}}  " + pad
+    elif offsets_width:
+        pad = " " * (3 * offsets_width + 4) + pad
+    if item.kind == "end":
+        return pad + "}"
+    if item.kind == "message":
+        return f"{pad}{f.number} {{"
+    if item.kind == "group":
+        return f"{pad}{f.number} {{  # group"
+    value, note = _value_and_note(item, buf)
+    return f"{pad}{f.number}: {value}" + (f"  # {note}" if note else "")
+
+
+def dump_lines(buf, start: int = 0, end: int | None = None, *, offsets: bool = False,
+               max_depth: int = MAX_DEPTH) -> Iterator[str]:
+    """The text form of `walk`, one line at a time (a header line first with ``offsets``)."""
+    if end is None:
+        end = len(buf)
+    width = offsets_width(end) if offsets else 0
+    if offsets:
+        yield offsets_header(width)
+    for item in walk(buf, start, end, max_depth=max_depth):
+        yield format_item(item, buf, width)
+
+
+__all__ = ["RawItem", "walk", "parses_as_message", "format_item", "dump_lines", "offsets_header",
+           "offsets_width", "KINDS", "PREVIEW_BYTES", "SHORT_TEXT_BYTES", "MAX_TEXT_BYTES",
+           "MAX_TEXT_CHARS"]
