@@ -86,7 +86,8 @@ def build_plan(msg, depth: int = 0) -> _Plan:
                         plan.add(t + encode_varint(b - a))
                         plan.add(mv[a:b])
                     continue
-            elif len(spans) == 2:  # one packed chunk, still exactly as protobuf wrote it
+            elif len(spans) == 2 and msg._spec.is_packed(f):
+                # One packed chunk of a packed field: exactly what protobuf would write.
                 a, b = spans
                 if b > a:
                     plan.add(_tag(f.number, LEN) + encode_varint(b - a))
@@ -114,9 +115,11 @@ def build_plan(msg, depth: int = 0) -> _Plan:
                 t = _tag(f.number, WIRE_TYPE[kind])
                 if kind == STRING or kind == BYTES:
                     for v in value:
-                        if len(v) > 65536:
+                        if len(v) > 65536:  # kept out of the small-part concatenation
+                            if isinstance(v, str):
+                                v = v.encode()
                             plan.add(t + encode_varint(len(v)))
-                            plan.add(v if not isinstance(v, str) else v.encode())
+                            plan.add(v)
                         else:
                             plan.add(t + encode_scalar(kind, v))
                 else:

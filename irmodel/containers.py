@@ -14,23 +14,12 @@ class RepeatedScalars(list):
 
     # No Python-level __init__: construction stays in C (one is created for every
     # repeated field of every scanned message).  Build through `new_repeated`, which
-    # sets every slot.  ``_detached`` names the field while this is the empty container
-    # handed out for an absent field (see `Message.__getattr__`), not yet stored.
-    __slots__ = ("_owner", "_check", "_detached")
+    # sets both slots.
+    __slots__ = ("_owner", "_check")
 
     def _touched(self) -> None:
-        owner = self._owner
-        if owner is None:
-            return
-        name = self._detached
-        if name is not None:
-            self._detached = None
-            stored = owner.__dict__.get(name)
-            if stored is None:
-                owner.__dict__[name] = self
-            else:  # another empty container for the same field was filled first: join it
-                list.extend(stored, self)
-        owner._touch()
+        if self._owner is not None:
+            self._owner._touch()
 
     def _checked(self, value):
         return self._check(value) if self._check is not None else value
@@ -93,12 +82,10 @@ class RepeatedScalars(list):
         return (list, (list(self),))
 
 
-def new_repeated(values=(), owner=None, check: Callable | None = None,
-                 detached: str | None = None) -> RepeatedScalars:
+def new_repeated(values=(), owner=None, check: Callable | None = None) -> RepeatedScalars:
     lst = RepeatedScalars(values)
     lst._owner = owner
     lst._check = check
-    lst._detached = detached
     return lst
 
 
@@ -109,15 +96,14 @@ class RepeatedMessages:
     ``items`` holds the materialised messages (``None`` until accessed).
     """
 
-    __slots__ = ("_owner", "_name", "_cls", "_spans", "_items", "_detached")
+    __slots__ = ("_owner", "_name", "_cls", "_spans", "_items")
 
-    def __init__(self, owner, name: str, cls, spans=None, detached: bool = False):
+    def __init__(self, owner, name: str, cls, spans=None):
         self._owner = owner
         self._name = name
         self._cls = cls
         self._spans = spans
         self._items = [None] * (len(spans) // 2) if spans else []
-        self._detached = detached
 
     def __len__(self) -> int:
         return len(self._items)
@@ -173,17 +159,7 @@ class RepeatedMessages:
 
     def _changed(self) -> None:
         self._spans = None  # every item is materialised by now; spans are no longer needed
-        owner = self._owner
-        if self._detached:  # the empty container of an absent field: now it holds something
-            self._detached = False
-            stored = owner.__dict__.get(self._name)
-            if stored is None:
-                owner.__dict__[self._name] = self
-            else:
-                stored._materialise_all()
-                stored._items.extend(self._items)
-                stored._spans = None
-        owner._touch()
+        self._owner._touch()
 
     def _materialise_all(self) -> None:
         if self._spans is not None:

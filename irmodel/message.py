@@ -470,7 +470,9 @@ class Message:
             d = m.__dict__
             if d.get("_idx") == -2:  # a default submessage: becomes present in its parent
                 d["_idx"] = -1
-                m._parent.__dict__[m._key] = m
+                parent = m._parent
+                parent._clear_oneof_siblings(parent._fields[m._key])
+                parent.__dict__[m._key] = m
             d["_start"] = -1
             m = d.get("_parent")
 
@@ -681,10 +683,6 @@ class _LazyField:
         if self.is_message:
             cls = msg._classes[name]
             if self.repeated:
-                if spans is None:
-                    # Absent: an empty container that stores itself only when filled, so
-                    # reading absent fields allocates nothing that lives on.
-                    return RepeatedMessages(msg, name, cls, None, True)
                 value = RepeatedMessages(msg, name, cls, spans)
             elif spans is not None:
                 value = cls._from_spans(msg, spans, name)
@@ -695,8 +693,8 @@ class _LazyField:
                 vd["_key"] = name
                 vd["_idx"] = -2
                 vd["_depth"] = msg._depth + 1
-        elif spans is None:  # absent repeated scalar: see above
-            return new_repeated((), msg, msg._checks[name], name)
+        elif spans is None:  # absent repeated scalar
+            value = new_repeated((), msg, msg._checks[name])
         else:  # packed chunks not decoded yet
             value = new_repeated((), msg, msg._checks[name])
             try:

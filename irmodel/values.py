@@ -30,23 +30,24 @@ def to_float32(x: float) -> float:
 
 
 def check_string(v):
+    """str, or UTF-8 bytes (decoded).  A lone surrogate is refused now, as protobuf does,
+    rather than when the message is written."""
     if isinstance(v, str):
+        if not v.isascii():
+            v.encode()  # raises UnicodeEncodeError for lone surrogates
         return v
     if isinstance(v, (bytes, bytearray, memoryview)):
-        try:
-            return bytes(v).decode()
-        except UnicodeDecodeError:
-            raise ValueError(f"{bytes(v)[:40]!r} is not valid UTF-8") from None
+        return bytes(v).decode()  # UnicodeDecodeError (a ValueError) for invalid UTF-8
     raise TypeError(f"expected str, got {type(v).__name__}")
 
 
 def check_bytes(v):
+    """bytes, or a bytes-like object: memoryviews are kept (zero-copy reuse of a loaded
+    ``raw_data``), bytearrays copied.  ``str`` is refused, as protobuf refuses it."""
     if isinstance(v, (bytes, memoryview)):
         return v
     if isinstance(v, bytearray):
         return bytes(v)
-    if isinstance(v, str):
-        return v.encode()
     raise TypeError(f"expected bytes, got {type(v).__name__}")
 
 
@@ -77,7 +78,7 @@ def _int_checker(kind: int):
     name = KIND_NAMES[kind]
 
     def check(v):
-        if isinstance(v, float) or not hasattr(v, "__index__"):
+        if isinstance(v, (float, bool)) or not hasattr(v, "__index__"):
             raise TypeError(f"expected an integer for {name}, got {type(v).__name__}")
         v = v.__index__()
         if not lo <= v <= hi:
