@@ -7,6 +7,11 @@ functions when first called.
 from __future__ import annotations
 
 from .errors import DecodeError, EncodeError, ExternalDataError, ValidationError
+from .external_data import (ExternalDataInfo, convert_model_from_external_data,
+                            convert_model_to_external_data, load_external_data_for_model,
+                            load_external_data_for_tensor, read_external_data,
+                            save_with_external_data, set_external_data, uses_external_data,
+                            write_external_data_tensors)
 from .io import dumps, load, loads, message_class
 from .jsonform import ParseError
 from .messages import *  # noqa: F401,F403  (ModelProto, GraphProto, ... and enum wrappers)
@@ -45,8 +50,37 @@ def from_dict(data: dict, type_name: str = "ModelProto"):
     return _from_dict(data, message_class(type_name))
 
 
+# The onnx.helper-style builders, as a submodule (``from irmodel import helper``); it
+# imports no numpy, so importing it here keeps ``import irmodel`` standard-library only.
+from . import helper  # noqa: E402
+
+
+def to_array(tensor, base_dir: str | None = None, *, verify_checksum: bool = False):
+    """The numpy array a TensorProto holds (``onnx.numpy_helper.to_array``), zero-copy where it can.
+
+    A wrapper, so that numpy is imported on the first call and not by ``import irmodel``;
+    see `irmodel.tensors.to_array`.
+    """
+    from .tensors import to_array as _to_array  # noqa: PLC0415
+    return _to_array(tensor, base_dir, verify_checksum=verify_checksum)
+
+
+def from_array(array, name: str | None = None):
+    """A TensorProto holding a numpy array (``onnx.numpy_helper.from_array``); see `irmodel.tensors`."""
+    from .tensors import from_array as _from_array  # noqa: PLC0415
+    return _from_array(array, name)
+
+
+_EXTERNAL_DATA_NAMES = [
+    "ExternalDataInfo", "convert_model_from_external_data", "convert_model_to_external_data",
+    "load_external_data_for_model", "load_external_data_for_tensor", "read_external_data",
+    "save_with_external_data", "set_external_data", "uses_external_data",
+    "write_external_data_tensors",
+]
+
 __all__ = [
     "load", "loads", "save", "dumps", "to_dict", "from_dict", "message_class", "IR_VERSION",
     "DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "ParseError",
+    "to_array", "from_array", *_EXTERNAL_DATA_NAMES,
     *[n for n in _CLASSES if "." not in n],
 ]
