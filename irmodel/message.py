@@ -378,10 +378,10 @@ class Message:
         return m
 
     # -- lazy fields -------------------------------------------------------------------
-    def __getattr__(self, name: str):
-        # Reached only for names that are not fields: every field has a class attribute
-        # (a default value or a `_LazyField`).
-        raise AttributeError(f"{self._type_name} has no field {name!r}")
+    # No __getattr__: every field has a class attribute (a default value or a
+    # `_LazyField`).  Defining one would route *every* attribute read through CPython's
+    # slow getattr hook and disable its attribute-access specialisation: it cost 20% of a
+    # full walk's instructions (benchmarks/RESULTS.md, decoder tuning).
 
     def _raw_chunks(self, name: str):
         """Packed chunks of a repeated numeric field not decoded yet, as memoryviews.
