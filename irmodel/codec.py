@@ -10,6 +10,7 @@ streaming copy: the plan holds a few slices of the mmap, not the data.
 from __future__ import annotations
 
 from typing import BinaryIO
+from weakref import ref
 
 from wirefmt.errors import EncodeError
 from wirefmt.limits import MAX_DEPTH
@@ -146,7 +147,7 @@ def _add_repeated_messages(plan: _Plan, t: bytes, seq, depth: int) -> None:
     items = seq._items
     mv = None
     for i, child in enumerate(items):
-        if child is None:  # never accessed: its original bytes are still exact
+        if child is None or type(child) is ref:  # never read, or read but unchanged: exact bytes
             if mv is None:
                 mv = seq._owner._buf[1]
             a, b = spans[2 * i], spans[2 * i + 1]

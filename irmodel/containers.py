@@ -7,6 +7,7 @@ these containers are how an ``append`` or ``del`` anywhere below invalidates tha
 from __future__ import annotations
 
 from typing import Callable, Iterable
+from weakref import ref as _ref
 
 
 class RepeatedScalars(list):
@@ -92,8 +93,17 @@ def new_repeated(values=(), owner=None, check: Callable | None = None) -> Repeat
 class RepeatedMessages:
     """A lazy sequence of submessages: each item is scanned on first access.
 
-    ``spans`` is a flat list ``[start0, end0, start1, end1, ...]`` of the items' bytes;
-    ``items`` holds the materialised messages (``None`` until accessed).
+    ``spans`` is a flat list ``[start0, end0, start1, end1, ...]`` of the items' bytes.
+    ``items[i]`` is ``None`` until item ``i`` is first read, then a *weak* reference to
+    it while it is unmodified, and the message itself (a strong reference) once it or
+    anything below it changes, or once the sequence itself changes.
+
+    Why weak: a full walk of a 75,000-node graph would otherwise keep every node, its
+    attributes and their containers alive, and CPython's cyclic GC re-traverses that
+    growing heap again and again (it doubled the walk's time, benchmarks/RESULTS.md).
+    A clean item is exactly its bytes, so dropping it loses nothing: the next read
+    scans it again.  While anyone holds an item, reads return that same object (as
+    protobuf's upb backend does), so two handles can never disagree.
     """
 
     __slots__ = ("_owner", "_name", "_cls", "_spans", "_items")
@@ -109,19 +119,22 @@ class RepeatedMessages:
         return len(self._items)
 
     def _materialise(self, i: int):
+        """Item ``i``, scanned now (its slot is empty or its weak reference died)."""
         spans = self._spans
-        item = self._cls._make_child(self._cls, self._owner, spans[2 * i], spans[2 * i + 1], self._name)
-        self._items[i] = item
+        item = self._cls._make_child(self._cls, self._owner, spans[2 * i], spans[2 * i + 1], self._name, i)
+        self._items[i] = _ref(item)
         return item
 
     def __getitem__(self, index):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self._items)))]
         item = self._items[index]
-        if item is None:
-            if index < 0:
-                index += len(self._items)
-            item = self._materialise(index)
+        if item is None or type(item) is _ref:
+            item = item() if item is not None else None
+            if item is None:
+                if index < 0:
+                    index += len(self._items)
+                item = self._materialise(index)
         return item
 
     def __iter__(self):
@@ -130,12 +143,18 @@ class RepeatedMessages:
         items = self._items
         cls, owner, name = self._cls, self._owner, self._name
         make_child = cls._make_child
+        ref = _ref
         i = 0
         while i < len(items):
             item = items[i]
             if item is None:
                 spans = self._spans
-                item = items[i] = make_child(cls, owner, spans[2 * i], spans[2 * i + 1], name)
+                item = make_child(cls, owner, spans[2 * i], spans[2 * i + 1], name, i)
+                items[i] = ref(item)
+            elif type(item) is ref:
+                item = item()
+                if item is None:
+                    item = self._materialise(i)
             yield item
             i += 1
 
@@ -150,6 +169,20 @@ class RepeatedMessages:
     def __repr__(self) -> str:
         return f"<{len(self)} x {self._cls.__name__}>"
 
+    def _pin(self, i: int, msg) -> None:
+        """Hold item ``i`` strongly: it is about to change (called from `Message._touch`)."""
+        items = self._items
+        if i < len(items):
+            item = items[i]
+            if type(item) is _ref and item() is msg:
+                items[i] = msg
+
+    def _index_of(self, msg) -> int:
+        for i, item in enumerate(self._items):
+            if item is msg or (type(item) is _ref and item() is msg):
+                return i
+        return -1
+
     # -- mutation -------------------------------------------------------------------
     def _adopt(self, msg):
         if not isinstance(msg, self._cls):
@@ -162,10 +195,16 @@ class RepeatedMessages:
         self._owner._touch()
 
     def _materialise_all(self) -> None:
+        """Hold every item strongly: the sequence is about to change, indices with it."""
         if self._spans is not None:
-            for i, item in enumerate(self._items):
-                if item is None:
-                    self._materialise(i)
+            items = self._items
+            for i, item in enumerate(items):
+                if item is None or type(item) is _ref:
+                    item = item() if item is not None else None
+                    if item is None:
+                        item = self._materialise(i)
+                    item.__dict__["_idx"] = -1
+                    items[i] = item
 
     def add(self, **fields):
         """Append a new message built from keyword fields and return it (as protobuf's ``add``)."""

@@ -12,6 +12,11 @@ How a message works:
 * ``_start``/``_end`` is the span whose bytes are still exactly this message.  Any
   modification walks up the parent chain setting ``_start = -1``; the encoder copies
   every message whose span is still valid and re-encodes only the rest.
+* Items of repeated message fields are held weakly by their sequence until they (or
+  anything below them) change, then strongly (`RepeatedMessages`): a walk keeps nothing
+  alive, and an edited item can never be lost.
+* The scan loop of each message type is generated from its schema on first use
+  (`scangen`); the generic `_scan` below handles the fields it does not inline.
 
 Private state lives in the instance ``__dict__`` next to the field values (names start
 with ``_``) with class-level defaults, because that made creation ~25% cheaper than
@@ -33,6 +38,7 @@ from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, 
 from wirefmt.varint import MASK64, encode_varint, read_varint, to_int32
 
 from .containers import RepeatedMessages, RepeatedScalars, new_repeated
+from .scangen import build_scanners
 from . import values as _values
 
 # Scan actions, one per (field shape, wire type) pair, numbered so that the dispatch
@@ -277,11 +283,12 @@ def _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, extra) -
     return pos
 
 
-def make_child(cls, parent, start: int, end: int, key: str):
+def make_child(cls, parent, start: int, end: int, key: str, idx: int = -1):
     """A message of ``cls`` over ``parent``'s buffer span, scanned now.
 
-    Called for every submessage a walk touches, so it writes only what is needed: the
-    index in a repeated field is not stored (the error path finds it by identity).
+    Called for every submessage a walk touches, so it writes only what is needed.
+    ``idx`` is the item's index when a repeated field holds it only weakly (see
+    `RepeatedMessages`): the first modification uses it to pin the item in its parent.
     """
     m = _new(cls)
     d = m.__dict__
@@ -290,6 +297,7 @@ def make_child(cls, parent, start: int, end: int, key: str):
     d["_end"] = end
     d["_parent"] = parent
     d["_key"] = key
+    d["_idx"] = idx
     depth = d["_depth"] = parent._depth + 1
     try:
         if depth > MAX_DEPTH:
@@ -300,6 +308,41 @@ def make_child(cls, parent, start: int, end: int, key: str):
             exc.path = m._path()
         raise
     return m
+
+
+def _with_path(m, exc: DecodeError):
+    if exc.path is None:
+        exc.path = m._path()
+    return exc
+
+
+def _slow(m, src, mv, pos: int, end: int) -> int:
+    """One field at ``pos`` through the generic loop: the cold path of generated scanners."""
+    try:
+        e = read_field(src, pos, end, m._depth)[1]
+        _scan(m, src, mv, pos, e)
+    except DecodeError as exc:
+        raise _with_path(m, exc)
+    return e
+
+
+def _overrun(m, src, start: int, end: int):
+    try:
+        _explain_overrun(src, start, end, m._depth)
+    except DecodeError as exc:
+        raise _with_path(m, exc)
+
+
+def _too_deep(m, start: int):
+    raise _with_path(m, DecodeError(f"nesting deeper than {MAX_DEPTH}", start))
+
+
+_SCANNER_HELPERS = {
+    "new": _new, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
+    "read_varint": read_varint, "to_int32": to_int32, "float32_nan": float32_nan,
+    "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,
+    "RS": RepeatedScalars, "append": list.append,
+}
 
 
 def _decode_packed(kind: int, src, spans) -> list:
@@ -320,7 +363,8 @@ class Message:
     _end = -1
     _parent = None
     _key = None  # field name in the parent
-    _idx = -1  # index in the parent's repeated field; -2: a default not yet attached
+    _idx = -1  # >= 0: index of a clean item its repeated field holds weakly, to pin on
+    # first modification; -1: held strongly (or singular); -2: a default not yet attached
     _depth = 0
     _lazy = None  # field name -> flat [start, end, ...] spans not decoded yet
     _unknown = None  # flat [start, end, ...] spans of unknown fields, in input order;
@@ -351,13 +395,13 @@ class Message:
         d["_buf"] = (src, mv)
         d["_start"] = start
         d["_end"] = end
-        _scan(m, src, mv, start, end)
+        cls._scan_into(m, src, mv, start, end)
         return m
 
     @classmethod
     def _from_span(cls, parent, start: int, end: int, key: str, idx: int = -1):
         """A child of ``parent`` over one span; scanned now (first access)."""
-        return make_child(cls, parent, start, end, key)
+        return cls._make_child(cls, parent, start, end, key)
 
     @classmethod
     def _from_spans(cls, parent, spans, key: str):
@@ -368,7 +412,7 @@ class Message:
         src, mv = m._buf
         try:
             for i in range(2, len(spans), 2):
-                _scan(m, src, mv, spans[i], spans[i + 1])
+                cls._scan_into(m, src, mv, spans[i], spans[i + 1])
         except DecodeError as exc:
             if exc.path is None:
                 exc.path = m._path()
@@ -468,11 +512,17 @@ class Message:
         m = self
         while m is not None:
             d = m.__dict__
-            if d.get("_idx") == -2:  # a default submessage: becomes present in its parent
+            idx = d.get("_idx", -1)
+            if idx != -1:
                 d["_idx"] = -1
                 parent = m._parent
-                parent._clear_oneof_siblings(parent._fields[m._key])
-                parent.__dict__[m._key] = m
+                if idx == -2:  # a default submessage: becomes present in its parent
+                    parent._clear_oneof_siblings(parent._fields[m._key])
+                    parent.__dict__[m._key] = m
+                else:  # a weakly held item of a repeated field: its parent keeps it now
+                    seq = parent.__dict__.get(m._key)
+                    if isinstance(seq, RepeatedMessages):
+                        seq._pin(idx, m)
             d["_start"] = -1
             m = d.get("_parent")
 
@@ -618,16 +668,14 @@ class Message:
         f = parent._fields.get(self._key)
         if f is None or not f.repeated:
             return ""
+        idx = self.__dict__.get("_idx", -1)
+        if idx >= 0:
+            return f"[{idx}]"
         seq = parent.__dict__.get(self._key)
         if isinstance(seq, RepeatedMessages):
-            for i, item in enumerate(seq._items):
-                if item is self:
-                    return f"[{i}]"
-            spans = seq._spans
-            if spans:  # being created: not in the list yet, find it by its span
-                for i in range(0, len(spans), 2):
-                    if spans[i] == self._start:
-                        return f"[{i // 2}]"
+            i = seq._index_of(self)
+            if i >= 0:
+                return f"[{i}]"
         return "[?]"
 
     def __repr__(self) -> str:
@@ -653,7 +701,8 @@ class Message:
         return f"{self._type_name}({', '.join(parts)})"
 
 
-Message._make_child = staticmethod(make_child)  # how containers create items
+Message._make_child = staticmethod(make_child)  # how containers create items (generic)
+Message._scan_into = staticmethod(_scan)
 
 
 class _LazyField:
@@ -781,4 +830,28 @@ def build_classes(registry: Registry) -> dict:
         for f in cls._spec.fields:
             if f.kind == MESSAGE:
                 cls._classes[f.name] = classes[f.type_name]
+        # Scanners are generated on first use: compiling them all would cost every
+        # `import irmodel` ~0.1 s for message types most programs never read.
+        cls._make_child = staticmethod(_first_make_child)
+        cls._scan_into = staticmethod(_first_scan_into)
     return classes
+
+
+def _install_scanners(cls) -> None:
+    # A caller may hold the stub in a local across many calls: install only once.
+    if cls.__dict__["_make_child"].__func__ is not _first_make_child:
+        return
+    child, scan = build_scanners(cls, cls._registry, _SCANNER_HELPERS)
+    cls._make_child = staticmethod(child)
+    cls._scan_into = staticmethod(scan)
+
+
+def _first_make_child(cls, parent, start: int, end: int, key: str, idx: int = -1):
+    _install_scanners(cls)
+    return cls._make_child(cls, parent, start, end, key, idx)
+
+
+def _first_scan_into(msg, src, mv, pos: int, end: int) -> None:
+    cls = type(msg)
+    _install_scanners(cls)
+    cls._scan_into(msg, src, mv, pos, end)

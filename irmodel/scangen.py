@@ -1,0 +1,244 @@
+"""Per-message-type scan functions, generated from the schema tables.
+
+Why generate code: a full walk of a large graph is dominated by the loop that splits a
+message into fields.  The generic loop (`message._scan`) looks every tag up in a table
+and branches on the resulting action; here each message type gets its own loop in which
+the tags of its common fields are integer constants in one ``if``/``elif`` chain (in field
+number order, which is the order protobuf writes them) and field names are constants.
+That halves the bytecodes spent per field (benchmarks/RESULTS.md, decoder tuning).
+
+Only the shapes that occur in bulk are inlined: strings, bytes, submessages, int32/int64
+and open or closed enums, floats, and unpacked repeated int32/int64/float elements, with
+one-byte tags.  Every other field, and every unusual case of an inlined one (a length or
+value that needs more than one varint byte where the inline path cannot take it, an enum
+value outside a closed enum, invalid UTF-8, a repeated field mixing packed and unpacked
+runs), goes to ``slow``: the generic loop applied to that one field, which is the
+reference behaviour.  The differential and property tests run through both paths.
+
+Bounds: reading past the end of the buffer raises IndexError (or struct.error), turned
+into a precise DecodeError by ``overrun``.  A field that runs past the end of its message
+but not of the buffer is caught by the final ``pos != end`` check; strings and bytes whose
+length takes more than one byte are checked before slicing, so a forged length can never
+make us copy more than 127 bytes beyond the message.
+"""
+
+from __future__ import annotations
+
+from wirefmt.schema import (BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT,
+                            MessageSpec, Registry)
+
+_HEADER_CHILD = '''\
+def make_child(cls, parent, start, end, key, idx=-1):
+    m = new(cls)
+    d = m.__dict__
+    buf = d["_buf"] = parent._buf
+    d["_start"] = start
+    d["_end"] = end
+    d["_parent"] = parent
+    d["_key"] = key
+    d["_idx"] = idx
+    depth = d["_depth"] = parent._depth + 1
+    if depth > MAX_DEPTH:
+        too_deep(m, start)
+    src = buf[0]
+    mv = buf[1]
+    pos = start
+    lazy = None
+'''
+
+_HEADER_SCAN = '''\
+def scan(msg, src, mv, pos, end):
+    m = msg
+    d = m.__dict__
+    start = pos
+    lazy = d.get("_lazy")
+'''
+
+_LOOP_HEAD = '''\
+    while True:
+        try:
+            while pos < end:
+                tag = src[pos]
+'''
+
+_LOOP_TAIL = '''\
+                else:
+                    pos = slow(m, src, mv, pos, end)
+                    lazy = d.get("_lazy")
+            break
+        except UnicodeDecodeError:  # the generic path decides: bytes (proto2) or an error (proto3)
+            pos = slow(m, src, mv, pos, end)
+            lazy = d.get("_lazy")
+        except (IndexError, StructError):
+            overrun(m, src, start, end)
+    if pos != end:
+        overrun(m, src, start, end)
+'''
+
+# Length-delimited value after a tag of @L bytes: sets q (value start) and e (value end).
+_LEN = '''\
+                    n = src[pos + @L]
+                    if n < 128:
+                        q = pos + @L1
+                        e = q + n
+                    else:
+                        n, q = read_varint(src, pos + @L, end)
+                        e = q + n
+                        if e > end:
+                            overrun(m, src, start, end)
+'''
+
+
+def _indent(text: str, levels: int) -> str:
+    pad = "    " * levels
+    return "".join(pad + line if line.strip() else line for line in text.splitlines(True))
+
+
+def _sibling_pops(spec: MessageSpec, f) -> str:
+    if not f.oneof:
+        return ""
+    out = ""
+    for other in spec.oneofs[f.oneof]:
+        if other != f.name:
+            out += f"                    d.pop({other!r}, None)\n"
+            out += f"                    if lazy:\n                        lazy.pop({other!r}, None)\n"
+    return out
+
+
+def _new_list(name: str, check: str) -> str:
+    """Create the repeated container on the first element (packed chunks first: generic path)."""
+    return (f"                    lst = d.get({name!r})\n"
+            f"                    if lst is None:\n"
+            f"                        if lazy and {name!r} in lazy:\n"
+            f"                            pos = slow(m, src, mv, pos, end)\n"
+            f"                            lazy = d.get(\"_lazy\")\n"
+            f"                            continue\n"
+            f"                        lst = d[{name!r}] = RS()\n"
+            f"                        lst._owner = m\n"
+            f"                        lst._check = {check}\n")
+
+
+def _branch(spec: MessageSpec, registry: Registry, f, consts: dict) -> tuple[int, str] | None:
+    """(tag, code) of the inline branch for field ``f``, or None to leave it to ``slow``."""
+    name = f.name
+    sibs = _sibling_pops(spec, f)
+    check = f"CHECK_{f.number}"
+    kind = f.kind
+    if kind in (STRING, BYTES, MESSAGE):
+        tag = f.number << 3 | LEN
+        if tag >= 1 << 14:
+            return None
+        if kind == STRING:
+            if f.repeated:
+                body = _LEN + _new_list(name, check) + "                    append(lst, src[q:e].decode())\n"
+            else:
+                body = _LEN + sibs + f"                    d[{name!r}] = src[q:e].decode()\n"
+        elif kind == BYTES:
+            if f.repeated:
+                return None
+            body = _LEN + sibs + f"                    d[{name!r}] = mv[q:e]\n"
+        else:
+            body = _LEN + sibs + (
+                "                    if lazy is None:\n"
+                "                        lazy = d[\"_lazy\"] = {}\n"
+                f"                    spans = lazy.get({name!r})\n"
+                "                    if spans is None:\n"
+                f"                        lazy[{name!r}] = [q, e]\n"
+                "                    else:\n"
+                "                        spans.append(q)\n"
+                "                        spans.append(e)\n")
+        return tag, body + "                    pos = e\n"
+    if kind in (INT64, INT32) or (kind == ENUM and not f.repeated):
+        tag = f.number << 3 | VARINT
+        if tag >= 1 << 14:
+            return None
+        closed = kind == ENUM and registry.enum(f.type_name).closed
+        if closed:
+            consts[f"VALUES_{f.number}"] = frozenset(registry.enum(f.type_name).values.values())
+            # One-byte values of a closed enum inline; anything else (an unknown value is
+            # kept as an unknown field) goes to the generic path.
+            return tag, (f"                    v = src[pos + @L]\n"
+                         f"                    if v < 128 and v in VALUES_{f.number}:\n"
+                         + _indent(sibs, 1) +
+                         f"                        d[{name!r}] = v\n"
+                         f"                        pos += @L1\n"
+                         f"                    else:\n"
+                         f"                        pos = slow(m, src, mv, pos, end)\n"
+                         f"                        lazy = d.get(\"_lazy\")\n")
+        wide = ("                        if v >> 63:\n                            v -= 1 << 64\n" if kind == INT64
+                else "                        if v > 0x7FFFFFFF:\n                            v = to_int32(v)\n")
+        read = ("                    v = src[pos + @L]\n"
+                "                    if v < 128:\n"
+                "                        pos += @L1\n"
+                "                    else:\n"
+                "                        v, pos = read_varint(src, pos + @L, end)\n" + wide)
+        if f.repeated:
+            return tag, _new_list(name, check) + read + "                    append(lst, v)\n"
+        return tag, read + sibs + f"                    d[{name!r}] = v\n"
+    if kind == FLOAT:
+        tag = f.number << 3 | I32
+        if tag >= 1 << 14:
+            return None
+        read = ("                    v = unpack_float(src, pos + @L)[0]\n"
+                "                    if v != v:  # NaN: keep its exact bits\n"
+                "                        v = float32_nan(src, pos + @L)\n")
+        if f.repeated:
+            return tag, _new_list(name, check) + read + "                    append(lst, v)\n                    pos += @L4\n"
+        return tag, read + sibs + f"                    d[{name!r}] = v\n                    pos += @L4\n"
+    return None
+
+
+def _specialise(body: str, tag_len: int) -> str:
+    """Fill in the offsets of a branch body for a tag of ``tag_len`` bytes."""
+    return (body.replace("@L1", str(tag_len + 1)).replace("@L4", str(tag_len + 4))
+            .replace("@L", str(tag_len)))
+
+
+def scan_source(spec: MessageSpec, registry: Registry, consts: dict) -> str:
+    """The body shared by the two generated functions: the if/elif chain over tags.
+
+    One-byte tags (fields 1-15) are compared first; two-byte tags (fields 16-2047, such
+    as AttributeProto.type) in a second chain entered only when the first byte says so.
+    """
+    short, long_ = [], []
+    for f in sorted(spec.fields, key=lambda f: f.number):
+        b = _branch(spec, registry, f, consts)
+        if b is not None:
+            (short if b[0] < 128 else long_).append(b)
+    out = []
+    for tag, body in short:
+        out.append(f"                {'elif' if out else 'if'} tag == {tag}:\n{_specialise(body, 1)}")
+    if long_:
+        chain = ["                tag = (tag & 127) | (src[pos + 1] << 7)\n"]
+        for i, (tag, body) in enumerate(long_):
+            chain.append(f"                {'elif' if i else 'if'} tag == {tag}:\n{_specialise(body, 2)}")
+        chain.append("                else:\n"
+                     "                    pos = slow(m, src, mv, pos, end)\n"
+                     "                    lazy = d.get(\"_lazy\")\n")
+        out.append(f"                {'elif' if out else 'if'} tag > 127:\n" + _indent("".join(chain), 1))
+    if not out:
+        return "                if False:\n                    pass\n"
+    return "".join(out)
+
+
+def build_scanners(cls, registry: Registry, helpers: dict):
+    """Return ``(make_child, scan)`` generated for message class ``cls``.
+
+    ``make_child(cls, parent, start, end, key, idx=-1)`` creates and scans a child over
+    ``parent``'s buffer; ``scan(msg, src, mv, pos, end)`` scans a span into an existing
+    message (the root, and later occurrences of a merged singular submessage).
+    ``helpers`` supplies the functions the code calls (see `message.build_classes`).
+    """
+    spec = cls._spec
+    consts: dict = {}
+    body = scan_source(spec, registry, consts)
+    for f in spec.fields:
+        if f.name in cls._checks:
+            consts[f"CHECK_{f.number}"] = cls._checks[f.name]
+    ns = dict(helpers)
+    ns.update(consts)
+    source = (_HEADER_CHILD + _LOOP_HEAD + body + _LOOP_TAIL + "    return m\n\n\n"
+              + _HEADER_SCAN + _LOOP_HEAD + body + _LOOP_TAIL)
+    code = compile(source, f"<irmodel scan {spec.name}>", "exec")
+    exec(code, ns)  # noqa: S102 -- source built above from the schema tables only
+    return ns["make_child"], ns["scan"]

@@ -1,0 +1,142 @@
+"""Items of repeated message fields are held weakly until modified.
+
+A walk must not keep the graph it walked alive (memory proportional to the graph, and
+no garbage-collector work that grows with it), yet every handle a user holds must see
+every edit, and every edit must reach `dumps`.  Each test states one of those promises,
+checked against the reference where it can answer.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import onnx
+import pytest
+from onnx import helper as oh
+
+import irmodel
+from irmodel import AttributeProto, NodeProto
+
+
+def _model_bytes(nodes: int = 20) -> bytes:
+    node_list = [oh.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"n{i}", alpha=float(i), axes=[i, i + 1])
+                 for i in range(nodes)]
+    graph = oh.make_graph(node_list, "g", [oh.make_tensor_value_info("t0", onnx.TensorProto.FLOAT, [1])],
+                          [oh.make_tensor_value_info(f"t{nodes}", onnx.TensorProto.FLOAT, [1])])
+    return oh.make_model(graph).SerializeToString()
+
+
+def _live(cls) -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is cls)
+
+
+def test_a_walk_keeps_nothing_alive():
+    m = irmodel.loads(_model_bytes(50))
+    before_nodes, before_attrs = _live(NodeProto), _live(AttributeProto)
+    for node in m.graph.node:
+        for a in node.attribute:
+            assert a.name in ("alpha", "axes")
+    del node, a
+    assert _live(NodeProto) == before_nodes
+    assert _live(AttributeProto) == before_attrs
+
+
+def test_handles_to_one_item_are_one_object_while_held():
+    m = irmodel.loads(_model_bytes())
+    a = m.graph.node[3]
+    b = m.graph.node[3]
+    assert a is b
+    assert next(x for i, x in enumerate(m.graph.node) if i == 3) is a
+    a.name = "renamed"
+    assert b.name == "renamed"
+
+
+def test_an_edit_survives_when_every_handle_is_dropped():
+    data = _model_bytes()
+    m = irmodel.loads(data)
+    m.graph.node[2].name = "x"  # the node is a temporary: only the graph can keep it now
+    m.graph.node[4].attribute[1].ints.append(99)  # two levels of temporaries
+    m.graph.node[5].input.append("extra")  # through a container
+    gc.collect()
+    assert m.graph.node[2].name == "x"
+    ref = onnx.load_model_from_string(data)
+    ref.graph.node[2].name = "x"
+    ref.graph.node[4].attribute[1].ints.append(99)
+    ref.graph.node[5].input.append("extra")
+    assert irmodel.dumps(m) == ref.SerializeToString()
+
+
+def test_a_dropped_item_is_read_again_equal():
+    m = irmodel.loads(_model_bytes())
+    first = m.graph.node[7]
+    text = repr(first), list(first.input), first.attribute[0].f
+    del first
+    gc.collect()
+    again = m.graph.node[7]
+    assert (repr(again), list(again.input), again.attribute[0].f) == text
+    assert again._start >= 0  # still clean: will be copied through, not re-encoded
+
+
+def test_held_item_follows_sequence_edits():
+    data = _model_bytes()
+    m = irmodel.loads(data)
+    held = m.graph.node[5]
+    del m.graph.node[0]  # indices shift: the held node is now item 4
+    held.name = "moved"
+    assert m.graph.node[4] is held
+    ref = onnx.load_model_from_string(data)
+    del ref.graph.node[0]
+    ref.graph.node[4].name = "moved"
+    assert irmodel.dumps(m) == ref.SerializeToString()
+
+
+def test_item_removed_from_its_sequence_is_detached():
+    data = _model_bytes()
+    m = irmodel.loads(data)
+    gone = m.graph.node.pop(0)
+    gone.name = "not in the model"
+    ref = onnx.load_model_from_string(data)
+    del ref.graph.node[0]
+    assert irmodel.dumps(m) == ref.SerializeToString()
+
+
+def test_cleared_sequence_ignores_edits_to_old_items():
+    m = irmodel.loads(_model_bytes())
+    old = m.graph.node[1]
+    m.graph.ClearField("node")
+    old.name = "orphan"
+    assert len(m.graph.node) == 0
+    ref = onnx.load_model_from_string(_model_bytes())
+    ref.graph.ClearField("node")
+    assert irmodel.dumps(m) == ref.SerializeToString()
+
+
+def test_untouched_walk_writes_the_input_back_verbatim():
+    data = _model_bytes()
+    m = irmodel.loads(data)
+    for node in m.graph.node:
+        list(node.input)
+        for a in node.attribute:
+            list(a.ints)
+    assert irmodel.dumps(m) == data
+
+
+@pytest.mark.parametrize("index", [0, 7, 19])
+def test_error_path_names_a_weakly_held_item(index):
+    data = bytearray(_model_bytes())
+    m = irmodel.loads(bytes(data))
+    node = m.graph.node[index]
+    # Corrupt a copy: the attribute's last byte (the value of `type`) becomes a varint
+    # continuation byte, so the varint runs past the end of the attribute.
+    a = node.attribute[0]
+    start, end = a._start, a._end
+    del node, a
+    broken = bytes(data[:end - 1]) + b"\x80" + bytes(data[end:])
+    m2 = irmodel.loads(broken)
+    with pytest.raises(irmodel.DecodeError) as info:
+        for n in m2.graph.node:
+            for x in n.attribute:
+                x.type
+    assert info.value.path == f"ModelProto.graph.node[{index}].attribute[0]"
+    assert start < info.value.offset <= end
