@@ -341,7 +341,7 @@ _SCANNER_HELPERS = {
     "new": _new, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
     "read_varint": read_varint, "to_int32": to_int32, "float32_nan": float32_nan,
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,
-    "RS": RepeatedScalars, "append": list.append,
+    "RS": RepeatedScalars, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
 }
 
 

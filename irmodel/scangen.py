@@ -71,6 +71,8 @@ _LOOP_TAIL = '''\
             lazy = d.get("_lazy")
         except (IndexError, StructError):
             overrun(m, src, start, end)
+        except DecodeError as exc:  # from an inline read_varint: name the message
+            raise with_path(m, exc)
     if pos != end:
         overrun(m, src, start, end)
 '''

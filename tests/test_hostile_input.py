@@ -205,3 +205,20 @@ def test_random_bytes_as_any_message_type(data, type_name):
         full_walk(irmodel.loads(data, type_name))
     except DecodeError:
         pass
+
+
+@pytest.mark.parametrize("field", [
+    _tag(3, 2) + b"\x80",  # name: a length varint cut short
+    _tag(3, 2) + b"\xff\xff",  # name: a length varint that runs off the end
+    _tag(5, 2) + b"\x80",  # attribute: the same, for a submessage
+    _tag(9, 0) + b"\x80",  # an unknown varint field cut short
+])
+def test_truncated_multibyte_varint_in_a_nested_message_names_it(field):
+    node = _len_field(4, b"Relu") + field
+    data = _len_field(7, _len_field(1, _len_field(4, b"Add")) + _len_field(1, node))
+    model = irmodel.loads(data)
+    assert model.graph.node[0].op_type == "Add"
+    with pytest.raises(DecodeError) as info:
+        model.graph.node[1]
+    assert info.value.path == "ModelProto.graph.node[1]"
+    assert 0 < info.value.offset <= len(data)
