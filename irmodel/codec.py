@@ -10,7 +10,6 @@ streaming copy: the plan holds a few slices of the mmap, not the data.
 from __future__ import annotations
 
 from typing import BinaryIO
-from weakref import ref
 
 from wirefmt.errors import EncodeError
 from wirefmt.limits import MAX_DEPTH
@@ -19,6 +18,7 @@ from wirefmt.varint import encode_varint
 from wirefmt.writer import StreamWriter, encode_packed_body, encode_scalar, tag
 
 from .containers import RepeatedMessages
+from .containers import _ItemRef as ref
 from .message import _is_default
 
 _TAGS: dict = {}
@@ -144,7 +144,7 @@ def _add_repeated_messages(plan: _Plan, t: bytes, seq, depth: int) -> None:
             _add_submessage(plan, t, child, depth)
         return
     spans = seq._spans
-    items = seq._items
+    items = seq._item_list() if seq._spans is not None else seq._items
     mv = None
     for i, child in enumerate(items):
         if child is None or type(child) is ref:  # never read, or read but unchanged: exact bytes

@@ -7,7 +7,22 @@ these containers are how an ``append`` or ``del`` anywhere below invalidates tha
 from __future__ import annotations
 
 from typing import Callable, Iterable
-from weakref import ref as _ref
+from weakref import ref as _weakref
+
+_new_object = object.__new__
+
+
+class _ItemRef(_weakref):
+    """A weak reference to an item, knowing its index (to clear the slot when it dies)."""
+
+    __slots__ = ("i",)
+
+
+_ref = _ItemRef
+#: Sequences longer than this clear the slots of dead items through a callback, so a walk
+#: of a big graph does not leave one dead reference per node behind for the garbage
+#: collector to traverse again and again.  Short ones (a node's attributes) die whole.
+_CLEAR_DEAD_FROM = 64
 
 
 class RepeatedScalars(list):
@@ -90,6 +105,18 @@ def new_repeated(values=(), owner=None, check: Callable | None = None) -> Repeat
     return lst
 
 
+def new_sequence(owner, name: str, cls, spans: list) -> "RepeatedMessages":
+    """A sequence over item spans found by a scan; item slots are made on first read."""
+    seq = _new_object(RepeatedMessages)
+    seq._owner = owner
+    seq._name = name
+    seq._cls = cls
+    seq._spans = spans
+    seq._items = None
+    seq._forget_cb = None
+    return seq
+
+
 class RepeatedMessages:
     """A lazy sequence of submessages: each item is scanned on first access.
 
@@ -106,7 +133,7 @@ class RepeatedMessages:
     protobuf's upb backend does), so two handles can never disagree.
     """
 
-    __slots__ = ("_owner", "_name", "_cls", "_spans", "_items")
+    __slots__ = ("_owner", "_name", "_cls", "_spans", "_items", "_forget_cb")
 
     def __init__(self, owner, name: str, cls, spans=None):
         self._owner = owner
@@ -114,26 +141,54 @@ class RepeatedMessages:
         self._cls = cls
         self._spans = spans
         self._items = [None] * (len(spans) // 2) if spans else []
+        self._forget_cb = None
 
     def __len__(self) -> int:
-        return len(self._items)
+        items = self._items
+        return len(items) if items is not None else len(self._spans) >> 1
+
+    def _item_list(self) -> list:
+        """The item slots, made on first need (a scan creates the sequence with spans only)."""
+        items = self._items
+        if items is None:
+            items = self._items = [None] * (len(self._spans) >> 1)
+        return items
 
     def _materialise(self, i: int):
         """Item ``i``, scanned now (its slot is empty or its weak reference died)."""
         spans = self._spans
         item = self._cls._make_child(self._cls, self._owner, spans[2 * i], spans[2 * i + 1], self._name, i)
-        self._items[i] = _ref(item)
+        items = self._item_list()
+        if len(items) > _CLEAR_DEAD_FROM:
+            r = items[i] = _ref(item, self._forget_callback())
+            r.i = i
+        else:
+            items[i] = _ref(item)
         return item
+
+    def _forget_callback(self):
+        cb = self._forget_cb
+        if cb is None:
+            cb = self._forget_cb = self._forget
+        return cb
+
+    def _forget(self, r) -> None:
+        """An item died unmodified: empty its slot (the weakref callback)."""
+        items = self._items
+        i = r.i
+        if items is not None and i < len(items) and items[i] is r:
+            items[i] = None
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._items)))]
-        item = self._items[index]
+            return [self[i] for i in range(*index.indices(len(self)))]
+        items = self._item_list()
+        item = items[index]
         if item is None or type(item) is _ref:
             item = item() if item is not None else None
             if item is None:
                 if index < 0:
-                    index += len(self._items)
+                    index += len(items)
                 item = self._materialise(index)
         return item
 
@@ -141,16 +196,23 @@ class RepeatedMessages:
         # Tuned: a full walk of a large graph spends much of its time here, so creating
         # an item is one direct call with everything bound to locals.
         items = self._items
+        if items is None:
+            items = self._items = [None] * (len(self._spans) >> 1)
         cls, owner, name = self._cls, self._owner, self._name
         make_child = cls._make_child
         ref = _ref
+        forget = self._forget_callback() if len(items) > _CLEAR_DEAD_FROM else None
         i = 0
         while i < len(items):
             item = items[i]
             if item is None:
                 spans = self._spans
                 item = make_child(cls, owner, spans[2 * i], spans[2 * i + 1], name, i)
-                items[i] = ref(item)
+                if forget is None:
+                    items[i] = ref(item)
+                else:
+                    r = items[i] = ref(item, forget)
+                    r.i = i
             elif type(item) is ref:
                 item = item()
                 if item is None:
@@ -159,7 +221,7 @@ class RepeatedMessages:
             i += 1
 
     def __bool__(self) -> bool:
-        return bool(self._items)
+        return len(self) > 0
 
     def __eq__(self, other) -> bool:
         if isinstance(other, RepeatedMessages):
@@ -171,14 +233,14 @@ class RepeatedMessages:
 
     def _pin(self, i: int, msg) -> None:
         """Hold item ``i`` strongly: it is about to change (called from `Message._touch`)."""
-        items = self._items
+        items = self._item_list()
         if i < len(items):
             item = items[i]
             if type(item) is _ref and item() is msg:
                 items[i] = msg
 
     def _index_of(self, msg) -> int:
-        for i, item in enumerate(self._items):
+        for i, item in enumerate(self._item_list()):
             if item is msg or (type(item) is _ref and item() is msg):
                 return i
         return -1
@@ -197,7 +259,7 @@ class RepeatedMessages:
     def _materialise_all(self) -> None:
         """Hold every item strongly: the sequence is about to change, indices with it."""
         if self._spans is not None:
-            items = self._items
+            items = self._item_list()
             for i, item in enumerate(items):
                 if item is None or type(item) is _ref:
                     item = item() if item is not None else None

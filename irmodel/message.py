@@ -37,7 +37,7 @@ from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, 
                             FieldSpec, MessageSpec, Registry)
 from wirefmt.varint import MASK64, encode_varint, read_varint, to_int32
 
-from .containers import RepeatedMessages, RepeatedScalars, new_repeated
+from .containers import RepeatedMessages, RepeatedScalars, new_repeated, new_sequence
 from .scangen import build_scanners
 from . import values as _values
 
@@ -48,9 +48,10 @@ from . import values as _values
 (A_STR, A_RSTR, A_MSG, A_BYTES, A_RBYTES, A_PACKED, _A_LEN_END,
  A_INT64, A_RVARINT, A_INT32, A_ENUM, A_VARINT,
  A_FIXED, A_RFIXED, A_RENUM) = range(15)
-A_RMSG = A_MSG  # singular and repeated submessages are scanned alike: spans are collected
+A_RMSG = A_MSG  # repeated submessages: the same action, told apart by `extra` (True)
 
 _list_append = list.append
+_RepeatedScalars = RepeatedScalars
 _new = object.__new__
 _FIXED_STRUCT = {FLOAT: "<f", DOUBLE: "<d", FIXED32: "<I", FIXED64: "<Q", SFIXED32: "<i", SFIXED64: "<q"}
 
@@ -126,8 +127,18 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                             lst = d[name] = new_repeated((), msg, extra)
                         _list_append(lst, s)
                 elif act == A_MSG:
-                    # Submessage (singular or repeated): keep the span, scan on access.  A
-                    # singular message seen twice merges its occurrences, as protobuf does.
+                    # Submessage: keep the span, scan on access.  Repeated: the spans go
+                    # straight into the field's sequence.  A singular message seen twice
+                    # merges its occurrences, as protobuf does.
+                    if extra:
+                        seq = d.get(name)
+                        if seq is None:
+                            d[name] = new_sequence(msg, name, msg._classes[name], [pos, e])
+                        else:
+                            seq._spans.append(pos)
+                            seq._spans.append(e)
+                        pos = e
+                        continue
                     if lazy is None:
                         lazy = d["_lazy"] = {}
                     spans = lazy.get(name)
@@ -341,7 +352,7 @@ _SCANNER_HELPERS = {
     "new": _new, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
     "read_varint": read_varint, "to_int32": to_int32, "float32_nan": float32_nan,
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,
-    "RS": RepeatedScalars, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
+    "RS": RepeatedScalars, "RM": RepeatedMessages, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
 }
 
 
@@ -714,13 +725,14 @@ class _LazyField:
     which cost more than the materialisation itself.
     """
 
-    __slots__ = ("name", "field", "repeated", "is_message")
+    __slots__ = ("name", "field", "repeated", "is_message", "check")
 
-    def __init__(self, f: FieldSpec):
+    def __init__(self, f: FieldSpec, check=None):
         self.name = f.name
         self.field = f
         self.repeated = f.repeated
         self.is_message = f.kind == MESSAGE
+        self.check = check
 
     def __get__(self, msg, owner=None):
         if msg is None:
@@ -729,6 +741,14 @@ class _LazyField:
         d = msg.__dict__
         lazy = d.get("_lazy")
         spans = lazy.pop(name, None) if lazy else None
+        if spans is None and self.repeated and not self.is_message:
+            # An absent repeated scalar (the common case in a walk: AttributeProto has
+            # three of them per attribute): built inline, no further call.
+            value = _RepeatedScalars()
+            value._owner = msg
+            value._check = self.check
+            d[name] = value
+            return value
         if self.is_message:
             cls = msg._classes[name]
             if self.repeated:
@@ -770,7 +790,7 @@ def _tag_table(spec: MessageSpec, registry: Registry, checks: dict) -> dict:
         wt = WIRE_TYPE[f.kind]
         key = f.number << 3
         if f.kind == MESSAGE:
-            table[key | LEN] = (A_RMSG if f.repeated else A_MSG, f.name, None, sibs)
+            table[key | LEN] = (A_RMSG if f.repeated else A_MSG, f.name, f.repeated, sibs)
         elif f.kind == STRING:
             table[key | LEN] = (A_RSTR if f.repeated else A_STR, f.name, checks[f.name], sibs)
         elif f.kind == BYTES:
@@ -824,7 +844,7 @@ def build_classes(registry: Registry) -> dict:
             if not f.repeated and f.kind != MESSAGE:
                 ns[f.name] = _values.default(f, registry)
             else:
-                ns[f.name] = _LazyField(f)
+                ns[f.name] = _LazyField(f, checks.get(f.name))
         classes[name] = type(name.replace(".", "_"), (Message,), ns)
     for name, cls in classes.items():
         for f in cls._spec.fields:

@@ -120,7 +120,7 @@ def _new_list(name: str, check: str) -> str:
             f"                        lst._check = {check}\n")
 
 
-def _branch(spec: MessageSpec, registry: Registry, f, consts: dict) -> tuple[int, str] | None:
+def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of) -> tuple[int, str] | None:
     """(tag, code) of the inline branch for field ``f``, or None to leave it to ``slow``."""
     name = f.name
     sibs = _sibling_pops(spec, f)
@@ -139,6 +139,22 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict) -> tuple[int
             if f.repeated:
                 return None
             body = _LEN + sibs + f"                    d[{name!r}] = mv[q:e]\n"
+        elif f.repeated:  # the spans go straight into the field's sequence
+            consts[f"CLASS_{f.number}"] = cls_of(f)
+            body = _LEN + (
+                f"                    seq = d.get({name!r})\n"
+                "                    if seq is None:\n"
+                f"                        seq = d[{name!r}] = new(RM)\n"
+                "                        seq._owner = m\n"
+                f"                        seq._name = {name!r}\n"
+                f"                        seq._cls = CLASS_{f.number}\n"
+                "                        seq._spans = [q, e]\n"
+                "                        seq._items = None\n"
+                "                        seq._forget_cb = None\n"
+                "                    else:\n"
+                "                        spans = seq._spans\n"
+                "                        spans.append(q)\n"
+                "                        spans.append(e)\n")
         else:
             body = _LEN + sibs + (
                 "                    if lazy is None:\n"
@@ -196,7 +212,7 @@ def _specialise(body: str, tag_len: int) -> str:
             .replace("@L", str(tag_len)))
 
 
-def scan_source(spec: MessageSpec, registry: Registry, consts: dict) -> str:
+def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> str:
     """The body shared by the two generated functions: the if/elif chain over tags.
 
     One-byte tags (fields 1-15) are compared first; two-byte tags (fields 16-2047, such
@@ -204,7 +220,7 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict) -> str:
     """
     short, long_ = [], []
     for f in sorted(spec.fields, key=lambda f: f.number):
-        b = _branch(spec, registry, f, consts)
+        b = _branch(spec, registry, f, consts, cls_of)
         if b is not None:
             (short if b[0] < 128 else long_).append(b)
     out = []
@@ -233,7 +249,7 @@ def build_scanners(cls, registry: Registry, helpers: dict):
     """
     spec = cls._spec
     consts: dict = {}
-    body = scan_source(spec, registry, consts)
+    body = scan_source(spec, registry, consts, lambda f: cls._classes[f.name])
     for f in spec.fields:
         if f.name in cls._checks:
             consts[f"CHECK_{f.number}"] = cls._checks[f.name]

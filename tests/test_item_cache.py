@@ -140,3 +140,31 @@ def test_error_path_names_a_weakly_held_item(index):
                 x.type
     assert info.value.path == f"ModelProto.graph.node[{index}].attribute[0]"
     assert start < info.value.offset <= end
+
+
+def test_a_long_sequence_forgets_dead_items_and_keeps_held_ones():
+    m = irmodel.loads(_model_bytes(200))  # longer than the threshold for clearing slots
+    seq = m.graph.node
+    held = seq[150]
+    for node in seq:
+        node.op_type
+    del node
+    gc.collect()
+    slots = seq._items
+    assert sum(1 for s in slots if s is not None) == 1  # only the held item is referenced
+    assert seq[150] is held
+    held.name = "pinned"
+    del held
+    gc.collect()
+    assert seq[150].name == "pinned"
+
+
+def test_scan_built_sequences_behave_as_lists():
+    m = irmodel.loads(_model_bytes(5))
+    node = m.graph.node[0]
+    attrs = node.attribute
+    assert len(attrs) == 2 and bool(attrs)
+    assert [a.name for a in attrs[::-1]] == ["axes", "alpha"]
+    assert attrs[-1].name == "axes"
+    with pytest.raises(IndexError):
+        attrs[2]
