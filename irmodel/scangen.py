@@ -24,8 +24,12 @@ make us copy more than 127 bytes beyond the message.
 
 from __future__ import annotations
 
+import re
+
 from wirefmt.schema import (BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT,
                             MessageSpec, Registry)
+
+_LOCAL = re.compile(r"\bL\d+\b")
 
 _HEADER_CHILD = '''\
 def make_child(cls, parent, start, end, key, idx=-1):
@@ -107,17 +111,23 @@ def _sibling_pops(spec: MessageSpec, f) -> str:
     return out
 
 
-def _new_list(name: str, check: str) -> str:
-    """Create the repeated container on the first element (packed chunks first: generic path)."""
-    return (f"                    lst = d.get({name!r})\n"
-            f"                    if lst is None:\n"
-            f"                        if lazy and {name!r} in lazy:\n"
-            f"                            pos = slow(m, src, mv, pos, end)\n"
-            f"                            lazy = d.get(\"_lazy\")\n"
-            f"                            continue\n"
-            f"                        lst = d[{name!r}] = RS()\n"
-            f"                        lst._owner = m\n"
-            f"                        lst._check = {check}\n")
+def _new_list(f, check: str) -> str:
+    """Find or create the repeated container once per scan, then keep it in a local.
+
+    The container is created on the first element; if packed chunks of the field came
+    first (they wait in ``_lazy``), the generic path keeps the order exact.
+    """
+    name, local = f.name, f"L{f.number}"
+    return (f"                    if {local} is None:\n"
+            f"                        {local} = d.get({name!r})\n"
+            f"                        if {local} is None:\n"
+            f"                            if lazy and {name!r} in lazy:\n"
+            f"                                pos = slow(m, src, mv, pos, end)\n"
+            f"                                lazy = d.get(\"_lazy\")\n"
+            f"                                continue\n"
+            f"                            {local} = d[{name!r}] = RS()\n"
+            f"                            {local}._owner = m\n"
+            f"                            {local}._check = {check}\n")
 
 
 def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of) -> tuple[int, str] | None:
@@ -132,7 +142,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of) -> t
             return None
         if kind == STRING:
             if f.repeated:
-                body = _LEN + _new_list(name, check) + "                    append(lst, src[q:e].decode())\n"
+                body = _LEN + _new_list(f, check) + f"                    append(L{f.number}, src[q:e].decode())\n"
             else:
                 body = _LEN + sibs + f"                    d[{name!r}] = src[q:e].decode()\n"
         elif kind == BYTES:
@@ -191,7 +201,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of) -> t
                 "                    else:\n"
                 "                        v, pos = read_varint(src, pos + @L, end)\n" + wide)
         if f.repeated:
-            return tag, _new_list(name, check) + read + "                    append(lst, v)\n"
+            return tag, _new_list(f, check) + read + f"                    append(L{f.number}, v)\n"
         return tag, read + sibs + f"                    d[{name!r}] = v\n"
     if kind == FLOAT:
         tag = f.number << 3 | I32
@@ -201,7 +211,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of) -> t
                 "                    if v != v:  # NaN: keep its exact bits\n"
                 "                        v = float32_nan(src, pos + @L)\n")
         if f.repeated:
-            return tag, _new_list(name, check) + read + "                    append(lst, v)\n                    pos += @L4\n"
+            return tag, _new_list(f, check) + read + f"                    append(L{f.number}, v)\n                    pos += @L4\n"
         return tag, read + sibs + f"                    d[{name!r}] = v\n                    pos += @L4\n"
     return None
 
@@ -212,28 +222,48 @@ def _specialise(body: str, tag_len: int) -> str:
             .replace("@L", str(tag_len)))
 
 
+#: Branch order for types whose common fields are not their lowest-numbered ones: every
+#: field compared before the right one costs a comparison per field read.  AttributeProto
+#: is in every node and its `type` (field 20, a two-byte tag) is always present.
+_HOT_ORDER = {
+    "AttributeProto": ("name", "type", "i", "ints", "f", "s", "floats", "strings", "t", "g"),
+}
+
+
 def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> str:
     """The body shared by the two generated functions: the if/elif chain over tags.
 
-    One-byte tags (fields 1-15) are compared first; two-byte tags (fields 16-2047, such
-    as AttributeProto.type) in a second chain entered only when the first byte says so.
+    One-byte tags (fields 1-15) are compared directly; two-byte tags (fields 16-2047,
+    such as AttributeProto.type) in a nested chain entered when the first byte says so,
+    placed where its first field stands in the order (`_HOT_ORDER`, else field numbers).
     """
-    short, long_ = [], []
-    for f in sorted(spec.fields, key=lambda f: f.number):
+    hot = _HOT_ORDER.get(spec.name, ())
+    fields = sorted(spec.fields, key=lambda f: (hot.index(f.name) if f.name in hot else len(hot), f.number))
+    entries, long_ = [], []
+    for f in fields:
         b = _branch(spec, registry, f, consts, cls_of)
-        if b is not None:
-            (short if b[0] < 128 else long_).append(b)
+        if b is None:
+            continue
+        if b[0] < 128:
+            entries.append(b)
+        else:
+            if not long_:
+                entries.append(None)  # the nested chain goes here
+            long_.append(b)
     out = []
-    for tag, body in short:
-        out.append(f"                {'elif' if out else 'if'} tag == {tag}:\n{_specialise(body, 1)}")
-    if long_:
+    for entry in entries:
+        kw = "elif" if out else "if"
+        if entry is not None:
+            tag, body = entry
+            out.append(f"                {kw} tag == {tag}:\n{_specialise(body, 1)}")
+            continue
         chain = ["                tag = (tag & 127) | (src[pos + 1] << 7)\n"]
         for i, (tag, body) in enumerate(long_):
             chain.append(f"                {'elif' if i else 'if'} tag == {tag}:\n{_specialise(body, 2)}")
         chain.append("                else:\n"
                      "                    pos = slow(m, src, mv, pos, end)\n"
                      "                    lazy = d.get(\"_lazy\")\n")
-        out.append(f"                {'elif' if out else 'if'} tag > 127:\n" + _indent("".join(chain), 1))
+        out.append(f"                {kw} tag > 127:\n" + _indent("".join(chain), 1))
     if not out:
         return "                if False:\n                    pass\n"
     return "".join(out)
@@ -255,8 +285,9 @@ def build_scanners(cls, registry: Registry, helpers: dict):
             consts[f"CHECK_{f.number}"] = cls._checks[f.name]
     ns = dict(helpers)
     ns.update(consts)
-    source = (_HEADER_CHILD + _LOOP_HEAD + body + _LOOP_TAIL + "    return m\n\n\n"
-              + _HEADER_SCAN + _LOOP_HEAD + body + _LOOP_TAIL)
+    locals_ = "".join(f"    L{n} = None\n" for n in sorted({int(w[1:]) for w in _LOCAL.findall(body)}))
+    source = (_HEADER_CHILD + locals_ + _LOOP_HEAD + body + _LOOP_TAIL + "    return m\n\n\n"
+              + _HEADER_SCAN + locals_ + _LOOP_HEAD + body + _LOOP_TAIL)
     code = compile(source, f"<irmodel scan {spec.name}>", "exec")
     exec(code, ns)  # noqa: S102 -- source built above from the schema tables only
     return ns["make_child"], ns["scan"]
