@@ -19,10 +19,12 @@ class _ItemRef(_weakref):
 
 
 _ref = _ItemRef
-#: Sequences longer than this clear the slots of dead items through a callback, so a walk
-#: of a big graph does not leave one dead reference per node behind for the garbage
-#: collector to traverse again and again.  Short ones (a node's attributes) die whole.
-_CLEAR_DEAD_FROM = 64
+#: Sequences longer than this hold unmodified items weakly and clear a dead item's slot
+#: through a weakref callback (so a walk of a big graph leaves no dead reference per node
+#: behind for the garbage collector to traverse again and again).  Shorter ones (a node's
+#: attributes) hold their items strongly: they die with their owner anyway, and a weak
+#: reference per item would cost more than it saves.
+_WEAK_FROM = 64
 
 
 class RepeatedScalars(list):
@@ -121,9 +123,11 @@ class RepeatedMessages:
     """A lazy sequence of submessages: each item is scanned on first access.
 
     ``spans`` is a flat list ``[start0, end0, start1, end1, ...]`` of the items' bytes.
-    ``items[i]`` is ``None`` until item ``i`` is first read, then a *weak* reference to
-    it while it is unmodified, and the message itself (a strong reference) once it or
-    anything below it changes, or once the sequence itself changes.
+    ``items[i]`` is ``None`` until item ``i`` is first read.  In a long sequence (more
+    than `_WEAK_FROM` items, such as a graph's nodes) it is then a *weak* reference to
+    the item while the item is unmodified, and the item itself (a strong reference) once
+    it or anything below it changes, or once the sequence itself changes.  A short
+    sequence holds its items strongly from the first read.
 
     Why weak: a full walk of a 75,000-node graph would otherwise keep every node, its
     attributes and their containers alive, and CPython's cyclic GC re-traverses that
@@ -157,13 +161,14 @@ class RepeatedMessages:
     def _materialise(self, i: int):
         """Item ``i``, scanned now (its slot is empty or its weak reference died)."""
         spans = self._spans
-        item = self._cls._make_child(self._cls, self._owner, spans[2 * i], spans[2 * i + 1], self._name, i)
         items = self._item_list()
-        if len(items) > _CLEAR_DEAD_FROM:
-            r = items[i] = _ref(item, self._forget_callback())
-            r.i = i
-        else:
-            items[i] = _ref(item)
+        if len(items) <= _WEAK_FROM:  # short: held strongly, see the class docstring
+            item = items[i] = self._cls._make_child(self._cls, self._owner, spans[2 * i], spans[2 * i + 1],
+                                                    self._name, -1)
+            return item
+        item = self._cls._make_child(self._cls, self._owner, spans[2 * i], spans[2 * i + 1], self._name, i)
+        r = items[i] = _ref(item, self._forget_callback())
+        r.i = i
         return item
 
     def _forget_callback(self):
@@ -201,16 +206,16 @@ class RepeatedMessages:
         cls, owner, name = self._cls, self._owner, self._name
         make_child = cls._make_child
         ref = _ref
-        forget = self._forget_callback() if len(items) > _CLEAR_DEAD_FROM else None
+        forget = self._forget_callback() if len(items) > _WEAK_FROM else None
         i = 0
         while i < len(items):
             item = items[i]
             if item is None:
                 spans = self._spans
-                item = make_child(cls, owner, spans[2 * i], spans[2 * i + 1], name, i)
-                if forget is None:
-                    items[i] = ref(item)
+                if forget is None:  # short: held strongly
+                    item = items[i] = make_child(cls, owner, spans[2 * i], spans[2 * i + 1], name, -1)
                 else:
+                    item = make_child(cls, owner, spans[2 * i], spans[2 * i + 1], name, i)
                     r = items[i] = ref(item, forget)
                     r.i = i
             elif type(item) is ref:
@@ -240,9 +245,15 @@ class RepeatedMessages:
                 items[i] = msg
 
     def _index_of(self, msg) -> int:
+        """Index of ``msg`` here (cold path: error messages), or -1."""
         for i, item in enumerate(self._item_list()):
             if item is msg or (type(item) is _ref and item() is msg):
                 return i
+        spans = self._spans
+        if spans and msg._start >= 0:  # being created: not in its slot yet, find it by its span
+            for i in range(0, len(spans), 2):
+                if spans[i] == msg._start and spans[i + 1] == msg._end:
+                    return i >> 1
         return -1
 
     # -- mutation -------------------------------------------------------------------
@@ -265,8 +276,8 @@ class RepeatedMessages:
                     item = item() if item is not None else None
                     if item is None:
                         item = self._materialise(i)
-                    item.__dict__["_idx"] = -1
                     items[i] = item
+                item.__dict__["_idx"] = -1
 
     def add(self, **fields):
         """Append a new message built from keyword fields and return it (as protobuf's ``add``)."""

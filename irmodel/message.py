@@ -741,14 +741,6 @@ class _LazyField:
         d = msg.__dict__
         lazy = d.get("_lazy")
         spans = lazy.pop(name, None) if lazy else None
-        if spans is None and self.repeated and not self.is_message:
-            # An absent repeated scalar (the common case in a walk: AttributeProto has
-            # three of them per attribute): built inline, no further call.
-            value = _RepeatedScalars()
-            value._owner = msg
-            value._check = self.check
-            d[name] = value
-            return value
         if self.is_message:
             cls = msg._classes[name]
             if self.repeated:
@@ -772,6 +764,29 @@ class _LazyField:
                 exc.path = f"{msg._path()}.{name}"
                 raise
         d[name] = value
+        return value
+
+
+class _LazyScalars(_LazyField):
+    """`_LazyField` of a repeated scalar field, with the absent case first and inline.
+
+    A full walk reads three absent repeated fields per attribute (``ints``, ``floats``,
+    ``strings``), so that path is kept to a handful of bytecodes.
+    """
+
+    __slots__ = ()
+
+    def __get__(self, msg, owner=None):
+        if msg is None:
+            return self
+        d = msg.__dict__
+        lazy = d.get("_lazy")
+        if lazy and self.name in lazy:  # packed chunks waiting: the general path
+            return _LazyField.__get__(self, msg, owner)
+        value = _RepeatedScalars()
+        value._owner = msg
+        value._check = self.check
+        d[self.name] = value
         return value
 
 
@@ -844,7 +859,8 @@ def build_classes(registry: Registry) -> dict:
             if not f.repeated and f.kind != MESSAGE:
                 ns[f.name] = _values.default(f, registry)
             else:
-                ns[f.name] = _LazyField(f, checks.get(f.name))
+                lazy_type = _LazyField if f.kind == MESSAGE else _LazyScalars
+                ns[f.name] = lazy_type(f, checks.get(f.name))
         classes[name] = type(name.replace(".", "_"), (Message,), ns)
     for name, cls in classes.items():
         for f in cls._spec.fields:

@@ -32,7 +32,7 @@ def _live(cls) -> int:
 
 
 def test_a_walk_keeps_nothing_alive():
-    m = irmodel.loads(_model_bytes(50))
+    m = irmodel.loads(_model_bytes(200))  # a long sequence: items held weakly
     before_nodes, before_attrs = _live(NodeProto), _live(AttributeProto)
     for node in m.graph.node:
         for a in node.attribute:
@@ -42,8 +42,9 @@ def test_a_walk_keeps_nothing_alive():
     assert _live(AttributeProto) == before_attrs
 
 
-def test_handles_to_one_item_are_one_object_while_held():
-    m = irmodel.loads(_model_bytes())
+@pytest.mark.parametrize("nodes", [20, 200])  # held strongly / weakly
+def test_handles_to_one_item_are_one_object_while_held(nodes):
+    m = irmodel.loads(_model_bytes(nodes))
     a = m.graph.node[3]
     b = m.graph.node[3]
     assert a is b
@@ -52,8 +53,9 @@ def test_handles_to_one_item_are_one_object_while_held():
     assert b.name == "renamed"
 
 
-def test_an_edit_survives_when_every_handle_is_dropped():
-    data = _model_bytes()
+@pytest.mark.parametrize("nodes", [20, 200])
+def test_an_edit_survives_when_every_handle_is_dropped(nodes):
+    data = _model_bytes(nodes)
     m = irmodel.loads(data)
     m.graph.node[2].name = "x"  # the node is a temporary: only the graph can keep it now
     m.graph.node[4].attribute[1].ints.append(99)  # two levels of temporaries
@@ -78,8 +80,9 @@ def test_a_dropped_item_is_read_again_equal():
     assert again._start >= 0  # still clean: will be copied through, not re-encoded
 
 
-def test_held_item_follows_sequence_edits():
-    data = _model_bytes()
+@pytest.mark.parametrize("nodes", [20, 200])
+def test_held_item_follows_sequence_edits(nodes):
+    data = _model_bytes(nodes)
     m = irmodel.loads(data)
     held = m.graph.node[5]
     del m.graph.node[0]  # indices shift: the held node is now item 4
@@ -112,8 +115,9 @@ def test_cleared_sequence_ignores_edits_to_old_items():
     assert irmodel.dumps(m) == ref.SerializeToString()
 
 
-def test_untouched_walk_writes_the_input_back_verbatim():
-    data = _model_bytes()
+@pytest.mark.parametrize("nodes", [20, 200])
+def test_untouched_walk_writes_the_input_back_verbatim(nodes):
+    data = _model_bytes(nodes)
     m = irmodel.loads(data)
     for node in m.graph.node:
         list(node.input)
@@ -122,11 +126,12 @@ def test_untouched_walk_writes_the_input_back_verbatim():
     assert irmodel.dumps(m) == data
 
 
-@pytest.mark.parametrize("index", [0, 7, 19])
-def test_error_path_names_a_weakly_held_item(index):
-    data = bytearray(_model_bytes())
+@pytest.mark.parametrize("nodes, index", [(20, 0), (20, 19), (200, 7), (200, 150)])
+def test_error_path_names_the_item(nodes, index):
+    data = bytearray(_model_bytes(nodes))
     m = irmodel.loads(bytes(data))
     node = m.graph.node[index]
+    assert (m.graph.node._items[index] is node) == (nodes <= 64)  # strong when short
     # Corrupt a copy: the attribute's last byte (the value of `type`) becomes a varint
     # continuation byte, so the varint runs past the end of the attribute.
     a = node.attribute[0]
