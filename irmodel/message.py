@@ -294,33 +294,6 @@ def _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, extra) -
     return pos
 
 
-def make_child(cls, parent, start: int, end: int, key: str, idx: int = -1):
-    """A message of ``cls`` over ``parent``'s buffer span, scanned now.
-
-    Called for every submessage a walk touches, so it writes only what is needed.
-    ``idx`` is the item's index when a repeated field holds it only weakly (see
-    `RepeatedMessages`): the first modification uses it to pin the item in its parent.
-    """
-    m = _new(cls)
-    d = m.__dict__
-    buf = d["_buf"] = parent._buf
-    d["_start"] = start
-    d["_end"] = end
-    d["_parent"] = parent
-    d["_key"] = key
-    d["_idx"] = idx
-    depth = d["_depth"] = parent._depth + 1
-    try:
-        if depth > MAX_DEPTH:
-            raise DecodeError(f"nesting deeper than {MAX_DEPTH}", start)
-        _scan(m, buf[0], buf[1], start, end)
-    except DecodeError as exc:
-        if exc.path is None:
-            exc.path = m._path()
-        raise
-    return m
-
-
 def _with_path(m, exc: DecodeError):
     if exc.path is None:
         exc.path = m._path()
@@ -712,8 +685,6 @@ class Message:
         return f"{self._type_name}({', '.join(parts)})"
 
 
-Message._make_child = staticmethod(make_child)  # how containers create items (generic)
-Message._scan_into = staticmethod(_scan)
 
 
 class _LazyField:
