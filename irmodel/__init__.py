@@ -22,18 +22,29 @@ __version__ = "0.1.0"
 
 
 def save(model, f, save_as_external_data: bool = False, all_tensors_to_one_file: bool = True,
-         location: str | None = None, size_threshold: int = 1024, convert_attribute: bool = False) -> None:
+         location: str | None = None, size_threshold: int = 1024, convert_attribute: bool = False,
+         *, checksum: bool = False) -> None:
     """Write ``model`` to a path (atomically) or a binary file object.
 
-    Untouched parts of a loaded model are copied from its original bytes.  With
-    ``save_as_external_data`` the tensors go to data files as ExternalData.md describes.
+    Untouched parts of a loaded model are copied from its original bytes.  A path is
+    replaced atomically: an error or a crash leaves the previous file or the complete
+    new one, never a partial file (`irmodel.io` says exactly what is guaranteed, and
+    which ``OSError`` each failure raises).  With ``save_as_external_data`` the tensors
+    go to data files as ExternalData.md describes (`save_with_external_data`);
+    ``checksum=True`` (keyword-only, external data only) then adds a ``checksum`` entry
+    with the SHA1 of each external tensor's bytes, which ``to_array(...,
+    verify_checksum=True)`` checks.  The default writes none, as ``onnx.save_model``
+    (which has no such option) does.
     """
     if save_as_external_data:
         from .external_data import save_with_external_data  # noqa: PLC0415
         save_with_external_data(model, f, all_tensors_to_one_file=all_tensors_to_one_file,
                                 location=location, size_threshold=size_threshold,
-                                convert_attribute=convert_attribute)
+                                convert_attribute=convert_attribute, checksum=checksum)
         return
+    if checksum:
+        raise ValueError("checksum=True needs save_as_external_data=True: checksums are "
+                         "written for the tensors moved to data files")
     from .io import save_message  # noqa: PLC0415
     save_message(model, f)
 

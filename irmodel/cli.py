@@ -1,4 +1,4 @@
-"""The ``irmodel`` command line: ``inspect``, ``dump`` and ``raw`` (``convert`` is to come).
+"""The ``irmodel`` command line: ``inspect``, ``dump``, ``raw`` and ``convert``.
 
 Exit status: 0 ok; 1 invalid input (`DecodeError`, `ValidationError`,
 `ExternalDataError`: the file is at fault); 2 usage or I/O error (the command line, the
@@ -7,8 +7,9 @@ i.e. a bug in irmodel; 130 interrupted.  Every failure
 is reported as one line on stderr starting with ``irmodel:``, never as a traceback
 (set ``IRMODEL_DEBUG=1`` to get the traceback of an internal error).
 
-Files are memory-mapped, never read whole, and external data is never loaded: the
-commands describe a file as it is stored.  None of them imports numpy.
+Files are memory-mapped, never read whole.  ``inspect``, ``dump`` and ``raw`` never
+load external data: they describe a file as it is stored; ``convert`` resolves it
+(mapped too) to write it elsewhere.  None of the commands imports numpy.
 """
 
 from __future__ import annotations
@@ -25,10 +26,22 @@ from .errors import DecodeError, ExternalDataError, ValidationError
 from .progress import Progress, human_bytes
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+#: protobuf's hard limit: its parsers (and so onnx and onnxruntime) refuse a message of
+#: 2 GiB or more.  We read and write such files; ``convert`` warns when it makes one.
+PROTOBUF_LIMIT = (1 << 31) - 1
 
 
 class UsageError(Exception):
     """A bad command line; reported in one line with a pointer to ``--help``."""
+
+
+class OutputError(Exception):
+    """The output cannot be written as asked (status 2, like a usage or I/O error).
+
+    Kept apart from `ExternalDataError`, which says the *input* is at fault (status 1):
+    a data file that would replace the input, a symlink or a hard-linked file at the
+    target are the command line's or the file system's problem, not the model's.
+    """
 
 
 class _Parser(argparse.ArgumentParser):
@@ -233,12 +246,225 @@ def _depth(value: str) -> int:
     return n
 
 
+# -- convert ---------------------------------------------------------------------------------
+
+_CONVERT_DESCRIPTION = """\
+Write the model IN to OUT, in one of three ways:
+
+  (no flag)        a copy as it is: tensors stay inline or external as they are.  When
+                   OUT is in another directory, the data files IN's tensors use are
+                   copied beside OUT, whole and byte for byte (same locations, offsets
+                   and checksums); files of those names there are replaced.
+  --external-data  initializers (in subgraphs too) of at least --size-threshold bytes
+                   go to external data beside OUT, at offsets aligned to 4096: one
+                   file, --location (default: OUT's name + ".data"), or one file per
+                   tensor named after it (--file-per-tensor; a name that is not a safe
+                   file name gets a random one).  Other tensors go inline.
+  --single-file    every tensor inline: one self-contained file.  A result of 2 GiB or
+                   more is written (irmodel reads it) with a warning: protobuf-based
+                   readers (onnx, onnxruntime) cannot read it.  (Any OUT of that size
+                   gets the warning.)
+
+IN's external data is read from IN's directory, and checked first: a missing, unsafe
+or too short data file is an invalid input (status 1), and nothing is written.  OUT
+may be IN, and a new data file may have the name of one IN reads: every file is
+written to a temporary file and renamed into place, while the old contents stay
+mapped for reading.  Data files IN used are never deleted.  A data file is never
+allowed to replace IN or OUT (status 2).
+"""
+
+_CONVERT_EPILOG = """\
+exit status: 0 ok; 1 invalid input (IN or its external data); 2 usage or I/O error
+(including an output that cannot be written as asked)."""
+
+_EXTERNAL_ONLY = ("location", "size_threshold", "one_file", "file_per_tensor", "checksum")
+
+
+def _location(value: str) -> str:
+    from .external_data import location_problem  # noqa: PLC0415
+
+    problem = location_problem(value)
+    if problem is not None:
+        problem = problem.replace("the model directory", "OUT's directory")
+        raise argparse.ArgumentTypeError(f"unsafe location {value[:200]!r}: {problem}")
+    return value
+
+
+def _size(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of bytes: {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {n}")
+    return n
+
+
+def _add_convert(sub) -> None:
+    c = sub.add_parser("convert", help="copy a model, moving its tensors to external data files or inline",
+                       description=_CONVERT_DESCRIPTION, epilog=_CONVERT_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("path", metavar="IN")
+    c.add_argument("out", metavar="OUT")
+    mode = c.add_mutually_exclusive_group()
+    mode.add_argument("--external-data", action="store_true",
+                      help="move initializers of at least --size-threshold bytes to data files beside OUT")
+    mode.add_argument("--single-file", action="store_true",
+                      help="put every tensor inline, IN's external data included")
+    g = c.add_argument_group("options of --external-data")
+    g.add_argument("--location", type=_location, metavar="L",
+                   help="the data file, relative to OUT's directory (default: OUT's name + '.data')")
+    g.add_argument("--size-threshold", type=_size, metavar="N",
+                   help="move tensors whose raw data reaches N bytes as onnx counts them "
+                        "(sys.getsizeof: the byte count plus 33; default 1024)")
+    layout = g.add_mutually_exclusive_group()
+    layout.add_argument("--one-file", action="store_true", help="all tensors in one file (the default)")
+    layout.add_argument("--file-per-tensor", action="store_true",
+                        help="each tensor in its own file, named after the tensor")
+    g.add_argument("--checksum", action="store_true",
+                   help="record the SHA1 of each tensor's bytes (ExternalData.md's 'checksum' key)")
+    c.set_defaults(func=cmd_convert)
+
+
+def _check_convert_options(args) -> None:
+    """The option combinations argparse cannot express: ``--external-data``'s own options."""
+    if not args.external_data:
+        given = [name for name in _EXTERNAL_ONLY if getattr(args, name) not in (None, False)]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise UsageError(f"{flag} needs --external-data (see 'irmodel convert --help')")
+    if args.location is not None and args.file_per_tensor:
+        raise UsageError("--location names the one data file; it cannot be used with "
+                         "--file-per-tensor (see 'irmodel convert --help')")
+
+
+def _check_output(path: str) -> None:
+    """Refuse an OUT that cannot be a model file, before anything is read or written.
+
+    OUT must be a regular file (or a link to one) or not exist.  A device or a pipe is
+    refused: data files are written beside OUT, which for ``/dev/stdout`` means into
+    ``/dev``, and the model file is meant to replace OUT, not to stream into it.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(21, "Is a directory", path)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise OSError(19, "Not a regular file (convert replaces OUT, it does not write into it)", path)
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(2, "No such file or directory", os.path.dirname(path) or parent)
+
+
+class _CountingWriter:
+    """A binary file wrapper that reports the bytes written, in slices of at most 16 MiB.
+
+    The codec writes a large tensor in one call; slicing it here lets the progress
+    line move during that call, and costs nothing (slices of a memoryview).
+    """
+
+    STEP = 1 << 24
+
+    def __init__(self, fh, progress, done: int = 0) -> None:
+        self._fh = fh
+        self._progress = progress
+        self.done = done
+
+    def write(self, data) -> int:
+        mv = memoryview(data).cast("B")
+        for a in range(0, mv.nbytes, self.STEP):
+            part = mv[a:a + self.STEP]
+            self._fh.write(part)
+            self.done += part.nbytes
+            self._progress(self.done)
+        return mv.nbytes
+
+
+def _write_model(model, out: str, progress, done: int = 0) -> None:
+    """Write ``model`` to ``out`` atomically, reporting bytes (from ``done``) to ``progress``."""
+    from .codec import write_message  # noqa: PLC0415
+    from .io import atomic_write  # noqa: PLC0415
+
+    atomic_write(out, lambda fh: write_message(model, _CountingWriter(fh, progress, done)))
+
+
+def _input_data_bytes(model, in_dir: str) -> int:
+    """Validate (and map) every external tensor of IN; the bytes they hold.
+
+    Run before anything is written, so that an `ExternalDataError` here is IN's fault
+    (status 1) and leaves no output behind.
+    """
+    from .external_data import external_tensors, read_external_data  # noqa: PLC0415
+
+    return sum(read_external_data(t, in_dir).nbytes for t in external_tensors(model))
+
+
+def _plus(progress, later: int):
+    """``progress`` for a first step, with the ``later`` bytes of a second one in its total."""
+    def report(done: int, total: int | None = None) -> None:
+        progress(done, None if total is None else total + later)
+    return report
+
+
+def _convert_copy(model, args, size: int, progress) -> None:
+    from .external_data import copy_external_data  # noqa: PLC0415
+
+    # The data files first, the model last: a model never points at files not yet there.
+    copied = copy_external_data(model, _model_dir(args.path), _model_dir(args.out),
+                                model_path=os.path.abspath(args.out), protect=[args.path],
+                                progress=_plus(progress, size))
+    _write_model(model, args.out, progress, copied)
+
+
+def _convert_single_file(model, args, size: int, progress) -> None:
+    from .external_data import load_external_data_for_model  # noqa: PLC0415
+
+    load_external_data_for_model(model, _model_dir(args.path))  # views of the mapped files
+    _write_model(model, args.out, progress)
+
+
+def _convert_external(model, args, size: int, progress) -> None:
+    from .external_data import load_external_data_for_model, save_with_external_data  # noqa: PLC0415
+
+    load_external_data_for_model(model, _model_dir(args.path))
+    threshold = 1024 if args.size_threshold is None else args.size_threshold
+    save_with_external_data(model, args.out, all_tensors_to_one_file=not args.file_per_tensor,
+                            location=args.location, size_threshold=threshold,
+                            checksum=args.checksum, protect=[args.path], progress=progress)
+
+
+def cmd_convert(args) -> int:
+    _check_convert_options(args)
+    model, size = _load(args.path)
+    _check_output(args.out)
+    data = _input_data_bytes(model, _model_dir(args.path))
+    write = (_convert_external if args.external_data else
+             _convert_single_file if args.single_file else _convert_copy)
+    with _progress("convert", size + data, fmt=human_bytes) as progress:
+        try:
+            write(model, args, size, progress)
+        except ExternalDataError as exc:  # IN was checked above: this is about the output
+            raise OutputError(f"{args.out}: cannot write: {exc}") from None
+        except OSError as exc:
+            if exc.filename is None:  # a failed write (disk full) names no file: it is OUT's
+                exc.filename = args.out
+            raise
+    out_size = os.stat(args.out).st_size
+    if out_size > PROTOBUF_LIMIT:
+        print(f"irmodel: warning: {args.out} is {human_bytes(out_size)}, over protobuf's 2 GiB "
+              "limit: irmodel reads it, onnx and onnxruntime cannot (--external-data keeps the "
+              "model file small)", file=sys.stderr)
+    return EXIT_OK
+
+
 # -- the parser ------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__  # noqa: PLC0415
 
-    p = _Parser(prog="irmodel", description="Inspect and dump ONNX models and protobuf files.")
+    p = _Parser(prog="irmodel", description="Inspect, dump and convert ONNX models and protobuf files.")
     p.add_argument("--version", action="version", version=f"irmodel {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -263,10 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"expand nested messages at most N levels deep (0-{MAX_DEPTH}, default {MAX_DEPTH})")
     c.set_defaults(func=cmd_raw)
 
-    # convert: not here yet.  It waits for external-data writing (irmodel.save with
-    # save_as_external_data=True, irmodel/external_data.py).  Add it as its own
-    # sub.add_parser("convert", ...) whose cmd_convert opens the model with _load(), writes
-    # with irmodel.save, and reports the copy with _progress("convert", total, fmt=human_bytes).
+    _add_convert(sub)
     return p
 
 
@@ -299,6 +522,8 @@ def main(argv=None) -> int:
         except OSError:
             pass
         return EXIT_OK
+    except (UsageError, OutputError) as exc:
+        return _fail(str(exc), EXIT_USAGE)
     except DecodeError as exc:
         sys.stdout.flush()
         what = "malformed protobuf" if args.command == "raw" else "not a valid ONNX file"

@@ -280,6 +280,33 @@ def test_checksums_are_written_and_verified_on_request(tmp_path):
     irmodel.to_array(m.graph.initializer[0])  # not asked: not verified
 
 
+@pytest.mark.parametrize("one_file", [True, False])
+def test_irmodel_save_passes_checksum_through(tmp_path, one_file):
+    ref_model = _reference_model()
+    path = str(tmp_path / "model.onnx")
+    irmodel.save(irmodel.loads(ref_model.SerializeToString()), path, save_as_external_data=True,
+                 all_tensors_to_one_file=one_file, size_threshold=0, checksum=True)
+    m = irmodel.load(path)
+    external = [t for t in our_all_tensors(m) if ed.uses_external_data(t)]
+    assert len(external) == 7  # every initializer (convert_attribute=False)
+    for t in external:
+        assert ed.ExternalDataInfo(t).checksum == hashlib.sha1(bytes(ed.read_external_data(t))).hexdigest()
+        irmodel.to_array(t, verify_checksum=True)
+    _assert_same_arrays(_our_arrays(m), _arrays_by_tensor(ref_model))
+    # the default, as the reference: no checksum entry
+    irmodel.save(irmodel.loads(ref_model.SerializeToString()), path, save_as_external_data=True,
+                 all_tensors_to_one_file=one_file, size_threshold=0)
+    assert all(e.key != "checksum" for t in our_all_tensors(irmodel.load(path))
+               for e in t.external_data)
+
+
+def test_irmodel_save_refuses_checksum_without_external_data(tmp_path):
+    m = irmodel.loads(_reference_model().SerializeToString())
+    with pytest.raises(ValueError, match="save_as_external_data"):
+        irmodel.save(m, str(tmp_path / "model.onnx"), checksum=True)
+    assert os.listdir(tmp_path) == []
+
+
 def test_verifying_a_tensor_without_checksum_fails(tmp_path):
     path = str(tmp_path / "model.onnx")
     onnx.save_model(_reference_model(), path, save_as_external_data=True, location="w.bin")
@@ -313,7 +340,7 @@ def test_data_files_are_streamed_in_bounded_slices(tmp_path, monkeypatch):
 
     monkeypatch.setattr(ed, "_CHUNK", 1000)
     writes = []
-    real_atomic_write = irmodel.io.atomic_write
+    real_write = irmodel.io.AtomicFiles.write
 
     class Recorder:
         def __init__(self, fh):
@@ -323,12 +350,12 @@ def test_data_files_are_streamed_in_bounded_slices(tmp_path, monkeypatch):
             writes.append(memoryview(data).nbytes)
             return self._fh.write(data)
 
-    def recording_atomic_write(path, write):
+    def recording_write(self, path, write):
         if path.endswith(".data"):
-            return real_atomic_write(path, lambda fh: write(Recorder(fh)))
-        return real_atomic_write(path, write)
+            return real_write(self, path, lambda fh: write(Recorder(fh)))
+        return real_write(self, path, write)
 
-    monkeypatch.setattr(irmodel.io, "atomic_write", recording_atomic_write)
+    monkeypatch.setattr(irmodel.io.AtomicFiles, "write", recording_write)
     m = irmodel.loads(_reference_model().SerializeToString())
     ed.save_with_external_data(m, str(tmp_path / "model.onnx"), size_threshold=0)
     assert max(writes) < ed.ALIGNMENT
@@ -627,3 +654,59 @@ def test_per_tensor_files_never_use_unsafe_tensor_names(tmp_path):
     names = os.listdir(tmp_path)
     assert ".." not in names and "weird:name/0" not in names and "mid" in names
     onnx.checker.check_model(str(tmp_path / "m.onnx"))
+
+
+# -- progress, protected files, copying (what `irmodel convert` builds on) ---------------------
+
+def test_saving_reports_progress_up_to_the_total_of_the_data_bytes(tmp_path, monkeypatch):
+    monkeypatch.setattr(ed, "_CHUNK", 1000)
+    calls = []
+    m = irmodel.loads(_reference_model().SerializeToString())
+    ed.save_with_external_data(m, str(tmp_path / "m.onnx"), size_threshold=0, checksum=True,
+                               progress=lambda done, total: calls.append((done, total)))
+    saved = irmodel.load(str(tmp_path / "m.onnx"))
+    total = sum(ed.read_external_data(t).nbytes for t in ed.external_tensors(saved))
+    assert calls[0] == (0, total) and calls[-1] == (total, total) and len(calls) > 20
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    _assert_same_arrays(_our_arrays(saved), _arrays_by_tensor(_reference_model()))
+
+
+def test_save_refuses_a_data_file_that_would_replace_a_protected_file(tmp_path):
+    keep = tmp_path / "in.onnx"
+    keep.write_bytes(b"the input")
+    with pytest.raises(irmodel.ExternalDataError, match="must be kept"):
+        ed.save_with_external_data(_model_to_save(), str(tmp_path / "m.onnx"), location="in.onnx",
+                                   protect=[str(keep)])
+    assert keep.read_bytes() == b"the input" and sorted(os.listdir(tmp_path)) == ["in.onnx"]
+
+
+def test_copy_external_data_copies_whole_files_and_leaves_sources_alone(tmp_path):
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    (src / "sub").mkdir(parents=True)
+    dst.mkdir()
+    onnx.save_model(_reference_model(), str(src / "m.onnx"), save_as_external_data=True,
+                    location="sub/w.bin", size_threshold=0)
+    m = irmodel.load(str(src / "m.onnx"), load_external_data=False)
+    calls = []
+    n = ed.copy_external_data(m, str(src), str(dst), progress=lambda d, t: calls.append((d, t)))
+    data = (src / "sub" / "w.bin").read_bytes()
+    assert n == len(data) and (dst / "sub" / "w.bin").read_bytes() == data and calls[-1] == (n, n)
+    before = os.stat(src / "sub" / "w.bin")
+    assert ed.copy_external_data(m, str(src), str(src)) == 0  # the same files: nothing to do
+    assert os.stat(src / "sub" / "w.bin").st_mtime_ns == before.st_mtime_ns
+    with pytest.raises(irmodel.ExternalDataError, match="overwrite the model"):
+        ed.copy_external_data(m, str(src), str(dst), model_path=str(dst / "sub" / "w.bin"))
+    (src / "sub" / "w.bin").write_bytes(data[:10])
+    with pytest.raises(irmodel.ExternalDataError, match="past the end"):
+        ed.copy_external_data(m, str(src), str(tmp_path / "elsewhere"))
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_location_problem_says_what_check_location_refuses():
+    assert ed.location_problem("w.bin") is None and ed.location_problem("sub/w.bin") is None
+    for bad in ("", "/abs", "../up", "a/../../b", "dir/", "C:\\w", "a\0b"):
+        problem = ed.location_problem(bad)
+        assert problem
+        with pytest.raises(irmodel.ExternalDataError) as err:
+            ed.check_location(bad, "t")
+        assert problem in str(err.value)
