@@ -51,6 +51,7 @@ import errno
 import mmap
 import os
 import stat
+import weakref
 from typing import BinaryIO, Callable, Union
 
 from wirefmt.errors import DecodeError
@@ -154,6 +155,32 @@ def _contents(f) -> tuple:
     return _read_rest(f), 0
 
 
+def _keep_source_fd(msg, f) -> None:
+    """Keep a descriptor of the mapped file, so a save can copy unchanged runs of it
+    file-to-file in the kernel (`codec.write_message`).  It names the same open file as
+    the mapping (a later rename or rewrite of the path cannot change what it reads) and is
+    closed when the message is collected."""
+    try:
+        fd = os.dup(f.fileno())
+    except (AttributeError, OSError, ValueError):
+        return
+    # Paired with the buffer it maps: a root whose buffer is replaced (CopyFrom) must not
+    # copy the new buffer's offsets out of the old file.
+    msg.__dict__["_source"] = (fd, msg._buf[1])
+    weakref.finalize(msg, os.close, fd)
+
+
+def _decode_root(buf, start: int, type_name: str):
+    src, mv = _buffer_of(buf)
+    cls = message_class(type_name)
+    try:
+        return cls._from_buffer(src, mv, start, len(mv))
+    except DecodeError as exc:
+        if exc.path is None:
+            exc.path = cls._type_name
+        raise
+
+
 def load(f, load_external_data: bool = True, type_name: str = "ModelProto"):
     """Open a model from a path or binary file.  A regular file is mapped, not read.
 
@@ -171,6 +198,10 @@ def load(f, load_external_data: bool = True, type_name: str = "ModelProto"):
             path = os.fsdecode(path)
         with open(path, "rb") as fh:
             buf, start = _contents(fh)
+            source = fh if isinstance(buf, mmap.mmap) else None
+            msg = _decode_root(buf, start, type_name)
+            if source is not None:
+                _keep_source_fd(msg, source)
         base_dir = os.path.dirname(os.path.abspath(path))
     else:
         try:
@@ -179,19 +210,14 @@ def load(f, load_external_data: bool = True, type_name: str = "ModelProto"):
             fd_ok = False
         if fd_ok:
             buf, start = _contents(f)
+            msg = _decode_root(buf, start, type_name)
+            if isinstance(buf, mmap.mmap):
+                _keep_source_fd(msg, f)
             name = getattr(f, "name", None)
             if isinstance(name, str) and os.path.exists(name):
                 base_dir = os.path.dirname(os.path.abspath(name))
         else:
-            buf, start = _read_rest(f), 0
-    src, mv = _buffer_of(buf)
-    cls = message_class(type_name)
-    try:
-        msg = cls._from_buffer(src, mv, start, len(mv))
-    except DecodeError as exc:
-        if exc.path is None:
-            exc.path = cls._type_name
-        raise
+            msg = _decode_root(_read_rest(f), 0, type_name)
     d = msg.__dict__
     d["_base_dir"] = base_dir
     d["_load_external"] = load_external_data

@@ -1,0 +1,131 @@
+"""Saving a model loaded from a file copies its unchanged runs file-to-file in the kernel.
+
+Every path (copy_file_range, sendfile, the buffer fallback, an output without a
+descriptor, a root whose buffer was replaced) must give exactly the bytes the reference
+writes for the same edit.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper as oh, numpy_helper
+
+import irmodel
+import wirefmt.writer as writer
+
+
+def _model_file(tmp_path) -> str:
+    big = numpy_helper.from_array(np.arange(600_000, dtype=np.float32).reshape(600, 1000), "w")  # 2.4 MB
+    small = numpy_helper.from_array(np.ones(3, dtype=np.float32), "b")
+    node = oh.make_node("Gemm", ["x", "w", "b"], ["y"])
+    graph = oh.make_graph([node], "g", [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 600])],
+                          [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 1000])], [big, small])
+    path = str(tmp_path / "m.onnx")
+    onnx.save_model(oh.make_model(graph, producer_name="p"), path)
+    return path
+
+
+def _reference_edit(path: str) -> bytes:
+    ref = onnx.load(path)
+    ref.producer_name = "edited"
+    return ref.SerializeToString()
+
+
+def _count(monkeypatch, name: str) -> list:
+    calls = []
+    real = getattr(os, name)
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(os, name, counted)
+    return calls
+
+
+def test_edit_and_save_copies_in_the_kernel(tmp_path, monkeypatch):
+    path = _model_file(tmp_path)
+    calls = _count(monkeypatch, "copy_file_range")
+    m = irmodel.load(path)
+    m.producer_name = "edited"
+    out = str(tmp_path / "out.onnx")
+    irmodel.save(m, out)
+    assert calls, "the unchanged graph was not copied by copy_file_range"
+    assert open(out, "rb").read() == _reference_edit(path)
+
+
+@pytest.mark.parametrize("refuse", [["copy_file_range"], ["copy_file_range", "sendfile"]])
+def test_kernel_refusals_fall_back(tmp_path, monkeypatch, refuse):
+    path = _model_file(tmp_path)
+
+    def unsupported(*args):
+        raise OSError(errno.EXDEV, "cross-device")
+
+    for name in refuse:
+        monkeypatch.setattr(writer, f"_{name}", unsupported)
+    m = irmodel.load(path)
+    m.producer_name = "edited"
+    out = str(tmp_path / "out.onnx")
+    irmodel.save(m, out)
+    assert open(out, "rb").read() == _reference_edit(path)
+
+
+def test_unexpected_kernel_errors_are_raised(tmp_path, monkeypatch):
+    path = _model_file(tmp_path)
+
+    def broken(*args):
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(writer, "_copy_file_range", broken)
+    m = irmodel.load(path)
+    m.producer_name = "edited"
+    out = tmp_path / "out.onnx"
+    with pytest.raises(OSError, match="I/O error"):
+        irmodel.save(m, str(out))
+    assert not out.exists()
+
+
+def test_output_without_a_descriptor(tmp_path):
+    path = _model_file(tmp_path)
+    m = irmodel.load(path)
+    m.producer_name = "edited"
+    buf = io.BytesIO()
+    irmodel.save(m, buf)
+    assert buf.getvalue() == _reference_edit(path)
+    assert irmodel.dumps(m) == _reference_edit(path)
+
+
+def test_unchanged_model_saves_identical(tmp_path):
+    path = _model_file(tmp_path)
+    out = str(tmp_path / "same.onnx")
+    irmodel.save(irmodel.load(path), out)
+    assert open(out, "rb").read() == open(path, "rb").read()
+
+
+def test_a_replaced_buffer_is_not_copied_from_the_old_file(tmp_path):
+    path = _model_file(tmp_path)
+    other = oh.make_model(oh.make_graph([], "other", [], [], [numpy_helper.from_array(
+        np.full((512, 1024), 7, dtype=np.float32), "z")]), producer_name="q")
+    m = irmodel.load(path)
+    m.CopyFrom(irmodel.loads(other.SerializeToString()))
+    out = str(tmp_path / "out.onnx")
+    irmodel.save(m, out)
+    assert open(out, "rb").read() == other.SerializeToString()
+
+
+def test_the_source_descriptor_is_closed_with_the_model(tmp_path):
+    path = _model_file(tmp_path)
+    before = set(os.listdir("/proc/self/fd"))
+    m = irmodel.load(path)
+    assert len(set(os.listdir("/proc/self/fd")) - before) >= 1
+    del m
+    import gc
+
+    gc.collect()
+    assert set(os.listdir("/proc/self/fd")) - before == set()
