@@ -7,11 +7,11 @@ functions when first called.
 from __future__ import annotations
 
 from .errors import DecodeError, EncodeError, ExternalDataError, ValidationError
-from .external_data import (ExternalDataInfo, convert_model_from_external_data,
-                            convert_model_to_external_data, load_external_data_for_model,
-                            load_external_data_for_tensor, read_external_data,
-                            save_with_external_data, set_external_data, uses_external_data,
-                            write_external_data_tensors)
+from .external_data import (ExternalDataInfo, load_external_data_for_model,
+                            load_external_data_for_tensor, read_external_data, uses_external_data)
+from .external_write import (convert_model_from_external_data, convert_model_to_external_data,
+                             save_with_external_data, set_external_data,
+                             write_external_data_tensors)
 from .io import dumps, load, loads, message_class
 from .jsonform import ParseError
 from .messages import *  # noqa: F401,F403  (ModelProto, GraphProto, ... and enum wrappers)
@@ -37,7 +37,7 @@ def save(model, f, save_as_external_data: bool = False, all_tensors_to_one_file:
     (which has no such option) does.
     """
     if save_as_external_data:
-        from .external_data import save_with_external_data  # noqa: PLC0415
+        from .external_write import save_with_external_data  # noqa: PLC0415
         save_with_external_data(model, f, all_tensors_to_one_file=all_tensors_to_one_file,
                                 location=location, size_threshold=size_threshold,
                                 convert_attribute=convert_attribute, checksum=checksum)

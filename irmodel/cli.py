@@ -409,7 +409,7 @@ def _plus(progress, later: int):
 
 
 def _convert_copy(model, args, size: int, progress) -> None:
-    from .external_data import copy_external_data  # noqa: PLC0415
+    from .external_write import copy_external_data  # noqa: PLC0415
 
     # The data files first, the model last: a model never points at files not yet there.
     copied = copy_external_data(model, _model_dir(args.path), _model_dir(args.out),
@@ -426,7 +426,8 @@ def _convert_single_file(model, args, size: int, progress) -> None:
 
 
 def _convert_external(model, args, size: int, progress) -> None:
-    from .external_data import load_external_data_for_model, save_with_external_data  # noqa: PLC0415
+    from .external_data import load_external_data_for_model  # noqa: PLC0415
+    from .external_write import save_with_external_data  # noqa: PLC0415
 
     load_external_data_for_model(model, _model_dir(args.path))
     threshold = 1024 if args.size_threshold is None else args.size_threshold

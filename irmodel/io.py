@@ -1,7 +1,8 @@
 """Reading and writing files: mmap on load, atomic replace on save.
 
-This is the only place (with external data) that opens files: the codec and the
-messages work on buffers, in the sans-IO style of h11.
+This is the only place (with external data: `irmodel.external_data` reads data files,
+`irmodel.external_write` writes them through `AtomicFiles`) that opens files: the codec
+and the messages work on buffers, in the sans-IO style of h11.
 
 Saving replaces a file, it never rewrites it in place.  The new contents go to a file
 in the target's directory which gets the target's name only once it is complete and on

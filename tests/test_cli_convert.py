@@ -24,7 +24,7 @@ from onnx.external_data_helper import convert_model_to_external_data as ref_conv
 from onnx.external_data_helper import uses_external_data
 
 from irmodel import cli
-from irmodel.external_data import ALIGNMENT
+from irmodel.external_write import ALIGNMENT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNSAFE_NAME = "weird:name/0"  # not a file name: --file-per-tensor must invent one

@@ -16,6 +16,7 @@ from onnx.external_data_helper import _get_all_tensors as ref_all_tensors
 
 import irmodel
 from irmodel import external_data as ed
+from irmodel import external_write as ew
 from irmodel.external_data import _get_all_tensors as our_all_tensors
 
 
@@ -205,7 +206,7 @@ def test_our_external_data_loads_in_reference_and_passes_its_checker(tmp_path, o
     for t in ref_all_tensors(mine):
         entries = {e.key: e.value for e in t.external_data}
         if entries:
-            assert int(entries["offset"]) % ed.ALIGNMENT == 0
+            assert int(entries["offset"]) % ew.ALIGNMENT == 0
 
 
 def test_default_location_is_the_model_file_name(tmp_path):
@@ -257,7 +258,7 @@ def test_save_refuses_to_replace_a_file_that_unloaded_tensors_live_in(tmp_path):
 def test_checksums_are_written_and_verified_on_request(tmp_path):
     ref_model = _reference_model()
     path = str(tmp_path / "model.onnx")
-    ed.save_with_external_data(irmodel.loads(ref_model.SerializeToString()), path,
+    ew.save_with_external_data(irmodel.loads(ref_model.SerializeToString()), path,
                                size_threshold=0, checksum=True)
     onnx.checker.check_model(path)  # the reference accepts the extra key
     m = irmodel.load(path)
@@ -327,7 +328,7 @@ def test_failed_data_write_leaves_no_partial_file(tmp_path, monkeypatch):
         fh.write(view[:10])
         raise OSError("disk full")
 
-    monkeypatch.setattr(ed, "_stream", failing_stream)
+    monkeypatch.setattr(ew, "_stream", failing_stream)
     with pytest.raises(OSError, match="disk full"):
         irmodel.save(m, path, save_as_external_data=True, location="w.bin")
     assert calls
@@ -338,7 +339,7 @@ def test_data_files_are_streamed_in_bounded_slices(tmp_path, monkeypatch):
     """No write is larger than one slice (or one alignment gap): no whole-tensor bytes object."""
     import irmodel.io
 
-    monkeypatch.setattr(ed, "_CHUNK", 1000)
+    monkeypatch.setattr(ew, "_CHUNK", 1000)
     writes = []
     real_write = irmodel.io.AtomicFiles.write
 
@@ -357,8 +358,8 @@ def test_data_files_are_streamed_in_bounded_slices(tmp_path, monkeypatch):
 
     monkeypatch.setattr(irmodel.io.AtomicFiles, "write", recording_write)
     m = irmodel.loads(_reference_model().SerializeToString())
-    ed.save_with_external_data(m, str(tmp_path / "model.onnx"), size_threshold=0)
-    assert max(writes) < ed.ALIGNMENT
+    ew.save_with_external_data(m, str(tmp_path / "model.onnx"), size_threshold=0)
+    assert max(writes) < ew.ALIGNMENT
     assert len(writes) > 20  # the 8000-byte tensor alone takes 8 slices
     _assert_same_arrays(_arrays_by_tensor(onnx.load(str(tmp_path / "model.onnx"))),
                         _arrays_by_tensor(_reference_model()))
@@ -659,10 +660,10 @@ def test_per_tensor_files_never_use_unsafe_tensor_names(tmp_path):
 # -- progress, protected files, copying (what `irmodel convert` builds on) ---------------------
 
 def test_saving_reports_progress_up_to_the_total_of_the_data_bytes(tmp_path, monkeypatch):
-    monkeypatch.setattr(ed, "_CHUNK", 1000)
+    monkeypatch.setattr(ew, "_CHUNK", 1000)
     calls = []
     m = irmodel.loads(_reference_model().SerializeToString())
-    ed.save_with_external_data(m, str(tmp_path / "m.onnx"), size_threshold=0, checksum=True,
+    ew.save_with_external_data(m, str(tmp_path / "m.onnx"), size_threshold=0, checksum=True,
                                progress=lambda done, total: calls.append((done, total)))
     saved = irmodel.load(str(tmp_path / "m.onnx"))
     total = sum(ed.read_external_data(t).nbytes for t in ed.external_tensors(saved))
@@ -675,7 +676,7 @@ def test_save_refuses_a_data_file_that_would_replace_a_protected_file(tmp_path):
     keep = tmp_path / "in.onnx"
     keep.write_bytes(b"the input")
     with pytest.raises(irmodel.ExternalDataError, match="must be kept"):
-        ed.save_with_external_data(_model_to_save(), str(tmp_path / "m.onnx"), location="in.onnx",
+        ew.save_with_external_data(_model_to_save(), str(tmp_path / "m.onnx"), location="in.onnx",
                                    protect=[str(keep)])
     assert keep.read_bytes() == b"the input" and sorted(os.listdir(tmp_path)) == ["in.onnx"]
 
@@ -688,17 +689,17 @@ def test_copy_external_data_copies_whole_files_and_leaves_sources_alone(tmp_path
                     location="sub/w.bin", size_threshold=0)
     m = irmodel.load(str(src / "m.onnx"), load_external_data=False)
     calls = []
-    n = ed.copy_external_data(m, str(src), str(dst), progress=lambda d, t: calls.append((d, t)))
+    n = ew.copy_external_data(m, str(src), str(dst), progress=lambda d, t: calls.append((d, t)))
     data = (src / "sub" / "w.bin").read_bytes()
     assert n == len(data) and (dst / "sub" / "w.bin").read_bytes() == data and calls[-1] == (n, n)
     before = os.stat(src / "sub" / "w.bin")
-    assert ed.copy_external_data(m, str(src), str(src)) == 0  # the same files: nothing to do
+    assert ew.copy_external_data(m, str(src), str(src)) == 0  # the same files: nothing to do
     assert os.stat(src / "sub" / "w.bin").st_mtime_ns == before.st_mtime_ns
     with pytest.raises(irmodel.ExternalDataError, match="overwrite the model"):
-        ed.copy_external_data(m, str(src), str(dst), model_path=str(dst / "sub" / "w.bin"))
+        ew.copy_external_data(m, str(src), str(dst), model_path=str(dst / "sub" / "w.bin"))
     (src / "sub" / "w.bin").write_bytes(data[:10])
     with pytest.raises(irmodel.ExternalDataError, match="past the end"):
-        ed.copy_external_data(m, str(src), str(tmp_path / "elsewhere"))
+        ew.copy_external_data(m, str(src), str(tmp_path / "elsewhere"))
     assert not (tmp_path / "elsewhere").exists()
 
 

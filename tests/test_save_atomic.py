@@ -27,7 +27,7 @@ from onnx import helper, numpy_helper
 import irmodel
 import irmodel.io
 import wirefmt.writer
-from irmodel import external_data as ed
+from irmodel import external_write as ew
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEMP_NAME = re.compile(r"\.~(?P<target>.+)\.[0-9a-f]{16}\.tmp\Z")
@@ -168,7 +168,7 @@ def test_an_exception_saving_with_external_data_leaves_every_file_and_the_model_
     m = irmodel.load(path)
     m.producer_name = "edited"
     if where == "second data file":
-        real_stream, calls = ed._stream, []
+        real_stream, calls = ew._stream, []
 
         def stream(fh, view, hasher):
             calls.append(view.nbytes)
@@ -177,7 +177,7 @@ def test_an_exception_saving_with_external_data_leaves_every_file_and_the_model_
                 raise Injected("disk full in w1")
             real_stream(fh, view, hasher)
 
-        monkeypatch.setattr(ed, "_stream", stream)
+        monkeypatch.setattr(ew, "_stream", stream)
     else:
         _fail_stream_writer_after(monkeypatch, 1, Injected("disk full in the model"), {"dir": tmp_path})
     with pytest.raises(Injected):
@@ -200,7 +200,7 @@ def test_many_data_files_beyond_the_open_descriptor_budget(tmp_path, way, monkey
     monkeypatch.setattr(irmodel.io, "_MAX_ANONYMOUS", 2)
     ref = _reference_model(3, tensors=7, floats_each=2000)
     path = str(tmp_path / "model.onnx")
-    real_stream, calls = ed._stream, []
+    real_stream, calls = ew._stream, []
 
     def stream(fh, view, hasher):
         calls.append(1)
@@ -208,12 +208,12 @@ def test_many_data_files_beyond_the_open_descriptor_budget(tmp_path, way, monkey
             raise Injected("late failure")
         real_stream(fh, view, hasher)
 
-    monkeypatch.setattr(ed, "_stream", stream)
+    monkeypatch.setattr(ew, "_stream", stream)
     with pytest.raises(Injected):
         irmodel.save(irmodel.loads(ref.SerializeToString()), path, save_as_external_data=True,
                      all_tensors_to_one_file=False, size_threshold=0)
     assert os.listdir(tmp_path) == []
-    monkeypatch.setattr(ed, "_stream", real_stream)
+    monkeypatch.setattr(ew, "_stream", real_stream)
     irmodel.save(irmodel.loads(ref.SerializeToString()), path, save_as_external_data=True,
                  all_tensors_to_one_file=False, size_threshold=0)
     assert sorted(os.listdir(tmp_path)) == ["model.onnx"] + [f"w{i}" for i in range(7)]
@@ -226,7 +226,7 @@ CHILD = r"""
 import os, sys
 sys.path.insert(0, sys.argv[1])
 import irmodel, irmodel.io, wirefmt.writer
-from irmodel import external_data as ed
+from irmodel import external_write as ew
 
 way, source, target, external, block_after = sys.argv[2:7]
 block_after = int(block_after)
@@ -246,7 +246,7 @@ def block(fh):
 
 
 if external == "yes":
-    real_stream = ed._stream
+    real_stream = ew._stream
 
     def stream(fh, view, hasher):
         real_stream(fh, view, hasher)
@@ -254,7 +254,7 @@ if external == "yes":
         if state["n"] >= block_after:
             block(fh)
 
-    ed._stream = stream
+    ew._stream = stream
 else:
     real_write = wirefmt.writer.StreamWriter.write
 
