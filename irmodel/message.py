@@ -38,7 +38,7 @@ from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, 
 from wirefmt.varint import MASK64, encode_varint, read_varint, to_int32
 
 from .containers import RepeatedMessages, RepeatedScalars, new_repeated, new_sequence
-from .scangen import build_scanners
+from .scangen import build_scanner
 from . import values as _values
 
 # Scan actions, one per (field shape, wire type) pair, numbered so that the dispatch
@@ -844,21 +844,15 @@ def build_classes(registry: Registry) -> dict:
     return classes
 
 
-def _install_scanners(cls) -> None:
-    # A caller may hold the stub in a local across many calls: install only once.
-    if cls.__dict__["_make_child"].__func__ is not _first_make_child:
-        return
-    child, scan = build_scanners(cls, cls._registry, _SCANNER_HELPERS)
-    cls._make_child = staticmethod(child)
-    cls._scan_into = staticmethod(scan)
-
-
 def _first_make_child(cls, parent, start: int, end: int, key: str, idx: int = -1):
-    _install_scanners(cls)
+    # A caller may hold this stub in a local across many calls: generate only once.
+    if cls.__dict__["_make_child"].__func__ is _first_make_child:
+        cls._make_child = staticmethod(build_scanner(cls, cls._registry, _SCANNER_HELPERS, "make_child"))
     return cls._make_child(cls, parent, start, end, key, idx)
 
 
 def _first_scan_into(msg, src, mv, pos: int, end: int) -> None:
     cls = type(msg)
-    _install_scanners(cls)
+    if cls.__dict__["_scan_into"].__func__ is _first_scan_into:
+        cls._scan_into = staticmethod(build_scanner(cls, cls._registry, _SCANNER_HELPERS, "scan"))
     cls._scan_into(msg, src, mv, pos, end)

@@ -269,12 +269,14 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> 
     return "".join(out)
 
 
-def build_scanners(cls, registry: Registry, helpers: dict):
-    """Return ``(make_child, scan)`` generated for message class ``cls``.
+def build_scanner(cls, registry: Registry, helpers: dict, which: str):
+    """Generate one scan function for message class ``cls``: ``which`` is "make_child" or "scan".
 
     ``make_child(cls, parent, start, end, key, idx=-1)`` creates and scans a child over
     ``parent``'s buffer; ``scan(msg, src, mv, pos, end)`` scans a span into an existing
-    message (the root, and later occurrences of a merged singular submessage).
+    message (the root, and later occurrences of a merged singular submessage).  Each is
+    compiled on its first call only: most types only ever need one of the two, and
+    compiling costs about a millisecond per function.
     ``helpers`` supplies the functions the code calls (see `message.build_classes`).
     """
     spec = cls._spec
@@ -286,8 +288,10 @@ def build_scanners(cls, registry: Registry, helpers: dict):
     ns = dict(helpers)
     ns.update(consts)
     locals_ = "".join(f"    L{n} = None\n" for n in sorted({int(w[1:]) for w in _LOCAL.findall(body)}))
-    source = (_HEADER_CHILD + locals_ + _LOOP_HEAD + body + _LOOP_TAIL + "    return m\n\n\n"
-              + _HEADER_SCAN + locals_ + _LOOP_HEAD + body + _LOOP_TAIL)
-    code = compile(source, f"<irmodel scan {spec.name}>", "exec")
+    if which == "make_child":
+        source = _HEADER_CHILD + locals_ + _LOOP_HEAD + body + _LOOP_TAIL + "    return m\n"
+    else:
+        source = _HEADER_SCAN + locals_ + _LOOP_HEAD + body + _LOOP_TAIL
+    code = compile(source, f"<irmodel {which} {spec.name}>", "exec")
     exec(code, ns)  # noqa: S102 -- source built above from the schema tables only
-    return ns["make_child"], ns["scan"]
+    return ns[which]
