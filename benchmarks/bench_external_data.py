@@ -19,6 +19,9 @@ file is written in chunks (never held in memory) and deleted afterwards unless
 ``--keep``.  Prints a markdown table (ratios against irmodel) and the machine details.
 
     python benchmarks/bench_external_data.py --size-gb 3 --out /tmp/bench
+
+``run_all.py`` runs this measurement (`generate`, `child_command`) as case e of the suite,
+whose results are in RESULTS.md.
 """
 
 from __future__ import annotations
@@ -131,10 +134,13 @@ SIDES = [("irmodel", "irmodel.load + to_array"),
          ("onnx-lazy", "onnx.load(load_external_data=False) + load_external_data_for_tensor")]
 
 
+def child_command(side: str, model_path: str) -> list:
+    """The command line of one measurement; it prints one JSON line (see `measure`)."""
+    return [sys.executable, "-c", _CHILD.format(root=ROOT), side, model_path]
+
+
 def measure(side: str, model_path: str) -> dict:
-    code = _CHILD.format(root=ROOT)
-    out = subprocess.run([sys.executable, "-c", code, side, model_path], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(child_command(side, model_path), capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -6,6 +6,8 @@ Three shapes of model, each stressing a different thing:
 * ``weights``: a single file of mostly weights, under protobuf's 2 GiB limit;
 * ``external``: weights in an external data file (built by bench_external_data.py).
 
+``run_all.py`` generates all three (each in a process of its own) and runs the suite.
+
 Models are built with irmodel's own classes and streamed to disk: the weights are never
 held in memory as one object.
 """
@@ -13,6 +15,7 @@ held in memory as one object.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -65,8 +68,11 @@ def structure_model(nodes: int, seed: int = 0) -> ModelProto:
                       graph=graph)
 
 
-def write_weights_model(path: str, total_bytes: int, seed: int = 0, tensors: int = 16) -> None:
+def write_weights_model(path: str, total_bytes: int, seed: int = 0, tensors: int = 16) -> dict:
     """A model of ``tensors`` float tensors holding ``total_bytes`` of deterministic data.
+
+    Returns ``{"nodes": ..., "payload_bytes": ...}``: one Identity node per tensor, and the
+    bytes of tensor data (the rest of the file is the graph's structure).
 
     Written as protobuf bytes by hand around streamed payloads (each tensor's raw_data is
     produced in 16 MiB chunks), so generation needs little memory.
@@ -75,8 +81,10 @@ def write_weights_model(path: str, total_bytes: int, seed: int = 0, tensors: int
 
     rng = random.Random(seed)
     per = (total_bytes // tensors) // 4 * 4
-    head = irmodel.dumps(ModelProto(ir_version=10, producer_name="irmodel-bench",
-                                    opset_import=[OperatorSetIdProto(version=21)]))
+    # Fields in number order around the graph (7), as protobuf writes them, so that the
+    # file is canonical and a re-serialization by either side can be byte-identical.
+    head = irmodel.dumps(ModelProto(ir_version=10, producer_name="irmodel-bench"))
+    tail = irmodel.dumps(ModelProto(opset_import=[OperatorSetIdProto(version=21)]))
     tensor_heads = []
     for k in range(tensors):
         header = irmodel.dumps(TensorProto(name=f"weight_{k}", dims=[per // 4], data_type=1))
@@ -102,6 +110,8 @@ def write_weights_model(path: str, total_bytes: int, seed: int = 0, tensors: int
                 f.write(rng.randbytes(n))
                 left -= n
         f.write(outputs)
+        f.write(tail)
+    return {"nodes": tensors, "payload_bytes": tensors * per}
 
 
 def main() -> None:
@@ -111,12 +121,16 @@ def main() -> None:
     p.add_argument("--nodes", type=int, default=75000)
     p.add_argument("--size-mb", type=float, default=1536)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print what was written as one JSON line")
     a = p.parse_args()
     if a.kind == "structure":
-        irmodel.save(structure_model(a.nodes, a.seed), a.out)
+        model = structure_model(a.nodes, a.seed)
+        info = {"nodes": a.nodes, "payload_bytes": sum(len(t.raw_data) for t in model.graph.initializer)}
+        irmodel.save(model, a.out)
     else:
-        write_weights_model(a.out, int(a.size_mb * (1 << 20)), a.seed)
-    print(f"wrote {a.out} ({os.path.getsize(a.out)} bytes)")
+        info = write_weights_model(a.out, int(a.size_mb * (1 << 20)), a.seed)
+    size = os.path.getsize(a.out)
+    print(json.dumps({"path": a.out, "bytes": size, **info}) if a.json else f"wrote {a.out} ({size} bytes)")
 
 
 if __name__ == "__main__":

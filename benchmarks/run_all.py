@@ -1,0 +1,456 @@
+"""Run the whole benchmark suite and regenerate benchmarks/RESULTS.md.
+
+    python benchmarks/run_all.py [--out DIR] [--scale F] [--repeat N] [--results PATH]
+
+1. Generates the models into ``DIR`` (default /tmp/irmodel-bench) from fixed seeds, each in
+   a process of its own: ``weights.onnx`` (1.5 GiB of weights in one file, under
+   protobuf's 2 GiB limit), ``structure.onnx`` (75,000 nodes with attributes and small
+   weights), ``external/model.onnx`` (+ 3 GB of external data).  A JSON stamp beside each
+   records the generator's parameters (its source's SHA1 among them); a model whose stamp
+   matches is reused.  ``--scale`` multiplies every size (0.0001 runs in seconds).
+2. Compiles irmodel and wirefmt to bytecode (``compileall``, with PYTHONDONTWRITEBYTECODE
+   removed, for this process and every child): onnx's modules in site-packages are
+   compiled already, so without this each of our processes would compile irmodel from
+   source and the comparison would not be fair.
+3. Runs each case, every side in a fresh process (`cases.py`), sides alternating, ``N``
+   rounds; before each case every model file it uses is read once, untimed (the page
+   cache cannot be dropped without root, so every case runs warm instead).
+4. Rewrites the part of ``--results`` (default benchmarks/RESULTS.md) between
+   ``<!-- generated:start -->`` and ``<!-- generated:end -->``; text outside is kept.
+
+Peak RSS is each child's ``ru_maxrss``.  Linux carries a parent's RSS high-water mark into
+its children, so the measured processes are started by a small shell (`Launcher`), and
+this process imports only the standard library and never holds model data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import resource
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+sys.path.insert(0, BENCH)
+
+import bench_external_data as bex  # noqa: E402  (standard library only at import time)
+import report  # noqa: E402
+
+FULL = {"weights_mb": 1536.0, "nodes": 75000, "external_gb": 3.0}
+SEED = 0
+EDIT_NAME = "irmodel-bench-edited"  # the new producer_name of case d
+_CHILD = f"import sys; sys.path.insert(0, {BENCH!r}); import cases; cases.main()"
+_CHUNK = 1 << 20  # reads by this process (warm-up, SHA1): 1 MiB, so its own RSS stays small
+
+
+# -- files -----------------------------------------------------------------------------------
+
+def _read_chunks(path: str):
+    buf = bytearray(_CHUNK)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as fh:
+        while True:
+            n = fh.readinto(buf)
+            if not n:
+                return
+            yield view[:n]
+
+
+def sha1_file(path: str) -> str:
+    h = hashlib.sha1()
+    for chunk in _read_chunks(path):
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def warm(paths) -> None:
+    """Read each file once, untimed, so that every side finds it in the page cache."""
+    for p in paths:
+        for _ in _read_chunks(p):
+            pass
+
+
+def _source_sha1(path: str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.sha1(fh.read()).hexdigest()
+
+
+# -- models ------------------------------------------------------------------------------------
+
+def _stamp_path(model_path: str) -> str:
+    return model_path + ".stamp.json"
+
+
+def _reusable(model_path: str, params: dict) -> dict | None:
+    """The stamp of ``model_path`` if it was generated with ``params`` and is complete."""
+    try:
+        with open(_stamp_path(model_path)) as fh:
+            stamp = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if stamp.get("params") != params:
+        return None
+    directory = os.path.dirname(model_path)
+    for name, size in stamp.get("files", {}).items():
+        p = os.path.join(directory, name)
+        if not os.path.isfile(p) or os.path.getsize(p) != size:
+            return None
+    return stamp
+
+
+def _ensure(model_path: str, params: dict, generate) -> dict:
+    """Reuse the model at ``model_path`` if its stamp matches ``params``, else ``generate()`` it."""
+    stamp = _reusable(model_path, params)
+    if stamp is not None:
+        stamp["generated"] = False
+        stamp["path"] = model_path
+        return stamp
+    os.makedirs(os.path.dirname(model_path), exist_ok=True)
+    try:
+        os.unlink(_stamp_path(model_path))  # no stamp may describe a half-written model
+    except FileNotFoundError:
+        pass
+    t0 = time.perf_counter()
+    info, files = generate()
+    stamp = {"params": params, "files": {os.path.basename(f): os.path.getsize(f) for f in files},
+             "seconds": time.perf_counter() - t0, **info}
+    stamp["sha1"] = sha1_file(model_path)
+    with open(_stamp_path(model_path), "w") as fh:
+        json.dump(stamp, fh, indent=1)
+    stamp["generated"] = True
+    stamp["path"] = model_path
+    return stamp
+
+
+def _run_generator(kind: str, path: str, options: list) -> dict:
+    cmd = [sys.executable, os.path.join(BENCH, "generate.py"), kind, path, *options, "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"generating {path} failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def ensure_models(out_dir: str, scale: float) -> dict:
+    gen_sha1 = _source_sha1(os.path.join(BENCH, "generate.py"))
+    size_mb = FULL["weights_mb"] * scale
+    nodes = max(1, round(FULL["nodes"] * scale))
+    size_gb = FULL["external_gb"] * scale
+    models = {}
+
+    path = os.path.join(out_dir, "weights.onnx")
+    params = {"kind": "weights", "size_mb": size_mb, "seed": SEED, "generator_sha1": gen_sha1}
+    models["weights"] = _ensure(path, params, lambda: (
+        _run_generator("weights", path, ["--size-mb", repr(size_mb), "--seed", str(SEED)]), [path]))
+
+    path_s = os.path.join(out_dir, "structure.onnx")
+    params = {"kind": "structure", "nodes": nodes, "seed": SEED, "generator_sha1": gen_sha1}
+    models["structure"] = _ensure(path_s, params, lambda: (
+        _run_generator("structure", path_s, ["--nodes", str(nodes), "--seed", str(SEED)]), [path_s]))
+
+    ext_dir = os.path.join(out_dir, "external")
+    path_e = os.path.join(ext_dir, "model.onnx")
+    params = {"kind": "external", "size_gb": size_gb, "seed": bex.SEED,
+              "generator_sha1": _source_sha1(bex.__file__)}
+
+    def gen_external():
+        info = bex.generate_in_child(ext_dir, size_gb)
+        return info, [path_e, path_e + ".data"]
+    models["external"] = _ensure(path_e, params, gen_external)
+    models["external"]["data_path"] = path_e + ".data"
+    for m in models.values():
+        m["bytes"] = sum(m["files"].values())  # the external model: both files
+        m["model_bytes"] = os.path.getsize(m["path"])
+    return models
+
+
+def check_disk(out_dir: str, scale: float) -> None:
+    """Refuse to start when the models and two outputs of the biggest cannot fit."""
+    os.makedirs(out_dir, exist_ok=True)
+    need = (FULL["weights_mb"] * (1 << 20) * 3 + FULL["external_gb"] * 1e9) * scale
+    for name in ("weights.onnx", os.path.join("external", "model.onnx.data")):
+        p = os.path.join(out_dir, name)
+        if os.path.exists(p):
+            need -= os.path.getsize(p)
+    free = shutil.disk_usage(out_dir).free
+    if free < need:
+        raise SystemExit(f"{out_dir}: {free / 1e9:.1f} GB free, the suite needs about {need / 1e9:.1f} GB")
+
+
+# -- running children --------------------------------------------------------------------------
+
+def compile_bytecode() -> None:
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "irmodel", "wirefmt",
+                    os.path.join("benchmarks", "cases.py")], cwd=ROOT, check=True)
+
+
+class Launcher:
+    """Starts the measured processes from a ``/bin/sh``, so that their ``ru_maxrss`` is their own.
+
+    Linux carries the RSS high-water mark of a process into the children it starts (through
+    fork and exec alike), so every child of this Python process would report at least this
+    process's peak.  A child forked by a shell starts from the shell's few MiB instead.
+    Each command's output goes to files; the shell echoes its exit status when it is done.
+    """
+
+    def __init__(self, tmp_dir: str):
+        self.tmp = tmp_dir
+        self.sh = subprocess.Popen(["/bin/sh"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   cwd=ROOT, text=True, bufsize=1)
+
+    def run(self, argv: list) -> tuple:
+        """``(status, stdout, stderr, seconds)``; the time is taken around the whole process."""
+        out, err = os.path.join(self.tmp, "stdout"), os.path.join(self.tmp, "stderr")
+        line = f"{shlex.join(argv)} >{shlex.quote(out)} 2>{shlex.quote(err)} </dev/null; echo $?\n"
+        t0 = time.perf_counter()
+        self.sh.stdin.write(line)
+        self.sh.stdin.flush()
+        status = self.sh.stdout.readline()
+        seconds = time.perf_counter() - t0
+        if not status:
+            raise RuntimeError("the launcher shell exited")
+        with open(out) as fo, open(err) as fe:
+            return int(status), fo.read(), fe.read(), seconds
+
+    def close(self) -> None:
+        self.sh.stdin.close()
+        self.sh.wait()
+
+
+def run_json(launcher: Launcher, argv: list, what: str) -> dict:
+    """Run ``argv`` through the launcher; its last stdout line is JSON; adds ``whole`` (s)."""
+    status, out, err, seconds = launcher.run(argv)
+    if status:
+        raise RuntimeError(f"{what} failed (status {status}):\n{err}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["whole"] = seconds
+    return result
+
+
+def child(launcher: Launcher, case: str, side: str, *args: str) -> dict:
+    """One side of one case (`cases.py`) in a fresh interpreter."""
+    return run_json(launcher, [sys.executable, "-c", _CHILD, case, side, *args], f"{case}/{side}")
+
+
+def rounds(sides: list, repeat: int) -> dict:
+    """``{name: [result, ...]}``: each side ``repeat`` times, the order reversed every round."""
+    runs: dict = {name: [] for name, _ in sides}
+    for i in range(repeat):
+        for name, run in (sides if i % 2 == 0 else sides[::-1]):
+            runs[name].append(run())
+    return runs
+
+
+def summarize_runs(runs: list) -> dict:
+    worst = max(runs, key=lambda r: r["peak_kb"])
+    return {"work": statistics.median(r["work"] for r in runs),
+            "work_range": (min(r["work"] for r in runs), max(r["work"] for r in runs)),
+            "whole": statistics.median(r["whole"] for r in runs),
+            "whole_range": (min(r["whole"] for r in runs), max(r["whole"] for r in runs)),
+            "whole_runs": [r["whole"] for r in runs], "work_runs": [r["work"] for r in runs],
+            "peak_kb": worst["peak_kb"], "base_kb": min(r["base_kb"] for r in runs),
+            "anon_kb": worst.get("anon_kb"), "file_kb": worst.get("file_kb"), "n": len(runs)}
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+# -- the cases ---------------------------------------------------------------------------------
+
+def case_inspect(launcher: Launcher, models: dict, repeat: int) -> dict:
+    path = models["weights"]["path"]
+    warm([path])
+    runs = rounds([("ours", lambda: child(launcher, "inspect", "ours", path)),
+                   ("reference", lambda: child(launcher, "inspect", "reference", path))], repeat)
+    summaries = [json.dumps(r["summary"], sort_keys=True) for side in runs.values() for r in side]
+    return {"model": "weights", "ours": summarize_runs(runs["ours"]),
+            "reference": summarize_runs(runs["reference"]),
+            "agree": len(set(summaries)) == 1, "summary": runs["ours"][0]["summary"],
+            "protobuf_backend": runs["reference"][0].get("protobuf_backend")}
+
+
+def case_walk(launcher: Launcher, models: dict, repeat: int) -> dict:
+    path = models["structure"]["path"]
+    warm([path])
+    runs = rounds([("ours", lambda: child(launcher, "walk", "ours", path)),
+                   ("reference", lambda: child(launcher, "walk", "reference", path))], repeat)
+    nodes = {r["nodes"] for side in runs.values() for r in side}
+    return {"model": "structure", "ours": summarize_runs(runs["ours"]),
+            "reference": summarize_runs(runs["reference"]),
+            "nodes_ok": nodes == {models["structure"]["nodes"]}, "nodes": sorted(nodes)}
+
+
+def case_resave(launcher: Launcher, models: dict, repeat: int, scratch: str) -> dict:
+    """Load and save unchanged, on the weights and the structure model; outputs compared by SHA1."""
+    results = {}
+    for key in ("weights", "structure"):
+        model = models[key]
+        warm([model["path"]])
+
+        def run(side, model=model):
+            out = os.path.join(scratch, f"resave-{side}.onnx")
+            r = child(launcher, "resave", side, model["path"], out)
+            r["identical"] = (os.path.getsize(out) == model["model_bytes"] and sha1_file(out) == model["sha1"])
+            _remove(out)
+            return r
+        runs = rounds([("ours", lambda: run("ours")), ("reference", lambda: run("reference"))], repeat)
+        results[key] = {side: {**summarize_runs(rs), "identical": sum(r["identical"] for r in rs)}
+                        for side, rs in runs.items()}
+    return results
+
+
+def case_edit(launcher: Launcher, models: dict, repeat: int, scratch: str) -> dict:
+    """Set producer_name and save: ours, a plain copy (and one fsynced), the reference."""
+    model = models["weights"]
+    path = model["path"]
+    warm([path])
+    digests: dict = {"ours": set(), "reference": set()}
+    checks: dict = {"ours": [], "reference": []}
+
+    def run(side):
+        out = os.path.join(scratch, f"edit-{side}.onnx")
+        r = child(launcher, "edit", side, path, out, EDIT_NAME)
+        if side in ("ours", "reference"):
+            c = child(launcher, "check_edit", "ours", path, out, EDIT_NAME)
+            checks[side].append(c["ok_name"] and c["ok_size"] and c["ok_graph"])
+            r["size_delta"] = c["size"] - model["model_bytes"]
+            digests[side].add(sha1_file(out))
+        else:
+            checks.setdefault(side, []).append(os.path.getsize(out) == model["model_bytes"])
+        _remove(out)
+        return r
+    sides = ["ours", "copy", "copy-fsync", "reference"]
+    runs = rounds([(s, lambda s=s: run(s)) for s in sides], repeat)
+    out = {side: summarize_runs(runs[side]) for side in sides}
+    out.update({"checks": {side: sum(v) for side, v in checks.items()}, "n": repeat,
+                "size_delta": runs["ours"][0]["size_delta"],
+                "same_as_reference": len(digests["ours"]) == 1 and digests["ours"] == digests["reference"],
+                "structure_bytes": model["model_bytes"] - model["payload_bytes"]})
+    return out
+
+
+def case_external(launcher: Launcher, models: dict, repeat: int) -> dict:
+    """bench_external_data.py's three sides: its measurement code, started by the launcher."""
+    model = models["external"]
+    warm([model["path"], model["data_path"]])
+
+    def run(side):
+        r = run_json(launcher, bex.child_command(side, model["path"]), f"external/{side}")
+        r["work"] = r.pop("wall")
+        return r
+    sides = [s for s, _ in bex.SIDES]
+    runs = rounds([(s, lambda s=s: run(s)) for s in sides], repeat)
+    out = {side: summarize_runs(runs[side]) for side in sides}
+    out["same_tensor"] = {r["sha1"] for rs in runs.values() for r in rs} == {model["small_sha1"]}
+    out["tensor_bytes"] = model["small_bytes"]
+    return out
+
+
+# -- the machine ------------------------------------------------------------------------------
+
+def _first(path: str, key: str) -> str | None:
+    try:
+        with open(path) as fh:
+            for line in fh:
+                k, sep, v = line.partition(":" if path.startswith("/proc") else "=")
+                if sep and k.strip() == key:
+                    return v.strip().strip('"')
+    except OSError:
+        pass
+    return None
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def environment(argv: list) -> dict:
+    from importlib.metadata import PackageNotFoundError, version  # metadata only: no import of the packages
+
+    def ver(name):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+    mem = _first("/proc/meminfo", "MemTotal")
+    changed = [ln for ln in _git("status", "--porcelain").splitlines() if ln.strip()]
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "cpu": _first("/proc/cpuinfo", "model name") or platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "ram_gib": int(mem.split()[0]) / (1 << 20) if mem else None,
+        "os": f"{_first('/etc/os-release', 'PRETTY_NAME') or platform.system()} "
+              f"({platform.system()} {platform.release()}, {platform.machine()})",
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "versions": {n: ver(n) for n in ("onnx", "protobuf", "numpy", "ml_dtypes")},
+        "commit": _git("rev-parse", "--short=12", "HEAD") or "unknown",
+        "dirty": len(changed),
+        "command": shlex.join(["python", *argv]),
+    }
+
+
+# -- main ---------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    argv = sys.argv if argv is None else argv
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default="/tmp/irmodel-bench", help="where the models are generated (reused)")
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every model's size (0.0001: seconds)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per side of each case; medians are reported")
+    ap.add_argument("--results", default=os.path.join(BENCH, "RESULTS.md"), help="the file to update")
+    args = ap.parse_args(argv[1:])
+    if args.scale <= 0 or args.repeat < 1:
+        ap.error("--scale must be > 0 and --repeat >= 1")
+    dont_write = os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None  # children use .pyc
+    t_start = time.perf_counter()
+    env = environment(argv)
+    env["dont_write_bytecode"] = dont_write
+    check_disk(args.out, args.scale)
+    print(f"models in {args.out} (scale {args.scale:g})", file=sys.stderr)
+    models = ensure_models(args.out, args.scale)
+    t_models = time.perf_counter() - t_start
+    scratch = os.path.join(args.out, "scratch")
+    os.makedirs(scratch, exist_ok=True)
+    launcher = Launcher(scratch)
+    cases = {}
+    steps = [("inspect", lambda: case_inspect(launcher, models, args.repeat)),
+             ("walk", lambda: case_walk(launcher, models, args.repeat)),
+             ("resave", lambda: case_resave(launcher, models, args.repeat, scratch)),
+             ("edit", lambda: case_edit(launcher, models, args.repeat, scratch)),
+             ("external", lambda: case_external(launcher, models, args.repeat))]
+    try:
+        for name, step in steps:
+            print(f"case {name} ...", file=sys.stderr)
+            compile_bytecode()  # again before each case: cheap when nothing changed
+            cases[name] = step()
+    finally:
+        launcher.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+    env["seconds"] = time.perf_counter() - t_start
+    env["model_seconds"] = t_models
+    made = [k for k, m in models.items() if m["generated"]]
+    env["models_how"] = f"generated: {', '.join(made)}" if made else "all reused"
+    env["parent_peak_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    block = report.render(env, models, cases, scale=args.scale, repeat=args.repeat)
+    report.update_results(args.results, block)
+    print(f"wrote {args.results} in {env['seconds']:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
