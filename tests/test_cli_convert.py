@@ -25,6 +25,7 @@ from onnx.external_data_helper import uses_external_data
 
 from irmodel import cli
 from irmodel.external_write import ALIGNMENT
+from test_cli import assert_fails
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNSAFE_NAME = "weird:name/0"  # not a file name: --file-per-tensor must invent one
@@ -42,15 +43,6 @@ def run(*args, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
 def ok(*args) -> None:
     p = run(*args)
     assert (p.returncode, p.stdout, p.stderr) == (0, "", ""), p.stderr
-
-
-def assert_fails(p, status: int, *fragments: str) -> None:
-    """Exit ``status`` with one line on stderr, prefixed ``irmodel:``, saying ``fragments``."""
-    assert p.returncode == status, (p.returncode, p.stderr)
-    lines = p.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("irmodel: "), p.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
 
 
 # -- models ------------------------------------------------------------------------------
