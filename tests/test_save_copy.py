@@ -129,3 +129,37 @@ def test_the_source_descriptor_is_closed_with_the_model(tmp_path):
 
     gc.collect()
     assert set(os.listdir("/proc/self/fd")) - before == set()
+
+
+def test_two_thread_copy_of_a_shifted_range(tmp_path, monkeypatch):
+    # Small chunks so the 2.4 MB model takes the parallel path of a 1.5 GB one.
+    monkeypatch.setattr(writer, "_CHUNK", 1 << 16)
+    monkeypatch.setattr(writer, "_PARALLEL_MIN", 1 << 17)
+    calls = _count(monkeypatch, "copy_file_range")
+    path = _model_file(tmp_path)
+    m = irmodel.load(path)
+    m.producer_name = "edited"  # 1 byte longer: the copied data is shifted
+    out = str(tmp_path / "out.onnx")
+    irmodel.save(m, out)
+    assert len(calls) > 10 and any(len(c) == 5 for c in calls)  # explicit offsets: the threads ran
+    assert open(out, "rb").read() == _reference_edit(path)
+
+
+def test_an_error_in_the_helper_thread_is_raised(tmp_path, monkeypatch):
+    monkeypatch.setattr(writer, "_CHUNK", 1 << 16)
+    monkeypatch.setattr(writer, "_PARALLEL_MIN", 1 << 17)
+    real = os.copy_file_range
+
+    def failing_late(src, dst, count, offset_src=None, offset_dst=None):
+        if offset_src is not None and offset_src > 2_000_000:
+            raise OSError(errno.EIO, "I/O error late in the file")
+        return real(src, dst, count, offset_src, offset_dst)
+
+    monkeypatch.setattr(os, "copy_file_range", failing_late)
+    path = _model_file(tmp_path)
+    m = irmodel.load(path)
+    m.producer_name = "edited"
+    out = tmp_path / "out.onnx"
+    with pytest.raises(OSError, match="late in the file"):
+        irmodel.save(m, str(out))
+    assert not out.exists()
