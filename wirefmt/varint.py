@@ -98,15 +98,17 @@ def to_int32(n: int) -> int:
     return n - (1 << 32) if n >> 31 else n
 
 
-# Precomputed encodings of the 128 one-byte varints and of common two-byte ones: most
-# tags, lengths and small ints in ONNX fall here.  Measured by benchmarks/encode.
-_SMALL = [bytes((i,)) for i in range(128)] + [bytes(((i & 0x7F) | 0x80, i >> 7)) for i in range(128, 16384)]
+# Precomputed encodings of the 128 one-byte varints: most tags, lengths and small ints in
+# ONNX.  Two-byte ones are built directly (a table of all 16,384 cost 3 ms per import).
+_SMALL = [bytes((i,)) for i in range(128)]
 
 
 def encode_varint(n: int) -> bytes:
     """Encode a non-negative int (< 2**64), or a negative one as its 64-bit two's complement."""
-    if 0 <= n < 16384:
+    if 0 <= n < 128:
         return _SMALL[n]
+    if 0 < n < 16384:
+        return bytes(((n & 0x7F) | 0x80, n >> 7))
     if n < 0:
         n &= MASK64
     out = bytearray()
