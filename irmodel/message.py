@@ -59,10 +59,12 @@ _FIXED_STRUCT = {FLOAT: "<f", DOUBLE: "<d", FIXED32: "<I", FIXED64: "<Q", SFIXED
 def _scan(msg, src, mv, pos: int, end: int) -> None:
     """Decode the top level of ``src[pos:end]`` into ``msg`` (one pass, no recursion).
 
-    Tuned hot loop (it runs once per message of every walked graph): locals only, varints
-    of one and two bytes decoded inline, anything unusual handed to the generic reader.
-    Reads past ``end`` are caught once, after the loop (or as IndexError at the end of
-    the buffer), and explained precisely by `_explain_overrun`.
+    The table-driven reference loop: the scanners generated per type (`scangen`) hand it
+    every field they do not inline, one field at a time (`_slow`), so each behaviour is
+    written once, here.  Still tuned (locals only, one- and two-byte varints inline): a
+    message type with many such fields runs mostly through it.  Reads past ``end`` are
+    caught once, after the loop (or as IndexError at the end of the buffer), and
+    explained precisely by `_explain_overrun`.
     """
     d = msg.__dict__
     tags = msg._tags
