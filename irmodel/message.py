@@ -51,7 +51,6 @@ from . import values as _values
 A_RMSG = A_MSG  # repeated submessages: the same action, told apart by `extra` (True)
 
 _list_append = list.append
-_RepeatedScalars = RepeatedScalars
 _new = object.__new__
 _FIXED_STRUCT = {FLOAT: "<f", DOUBLE: "<d", FIXED32: "<I", FIXED64: "<Q", SFIXED32: "<i", SFIXED64: "<q"}
 
@@ -690,7 +689,7 @@ class Message:
 
 
 class _LazyField:
-    """Class attribute of a submessage or repeated field: materialises it on first read.
+    """Class attribute of a message field (singular or repeated): materialises it on first read.
 
     A non-data descriptor: once the value is stored in the instance dict, reads find it
     there and never come here again.  Measured against ``__getattr__``: the failed
@@ -698,13 +697,12 @@ class _LazyField:
     which cost more than the materialisation itself.
     """
 
-    __slots__ = ("name", "field", "repeated", "is_message", "check")
+    __slots__ = ("name", "field", "repeated", "check")
 
     def __init__(self, f: FieldSpec, check=None):
         self.name = f.name
         self.field = f
         self.repeated = f.repeated
-        self.is_message = f.kind == MESSAGE
         self.check = check
 
     def __get__(self, msg, owner=None):
@@ -714,37 +712,28 @@ class _LazyField:
         d = msg.__dict__
         lazy = d.get("_lazy")
         spans = lazy.pop(name, None) if lazy else None
-        if self.is_message:
-            cls = msg._classes[name]
-            if self.repeated:
-                value = RepeatedMessages(msg, name, cls, spans)
-            elif spans is not None:
-                value = cls._from_spans(msg, spans, name)
-            else:  # absent: a default that attaches itself when first modified
-                value = cls()
-                vd = value.__dict__
-                vd["_parent"] = msg
-                vd["_key"] = name
-                vd["_idx"] = -2
-                vd["_depth"] = msg._depth + 1
-        elif spans is None:  # absent repeated scalar
-            value = new_repeated((), msg, msg._checks[name])
-        else:  # packed chunks not decoded yet
-            value = new_repeated((), msg, msg._checks[name])
-            try:
-                list.extend(value, _decode_packed(self.field.kind, msg._buf[0], spans))
-            except DecodeError as exc:
-                exc.path = f"{msg._path()}.{name}"
-                raise
+        cls = msg._classes[name]
+        if self.repeated:  # absent: a scan puts a present one straight into the dict
+            value = RepeatedMessages(msg, name, cls, spans)
+        elif spans is not None:
+            value = cls._from_spans(msg, spans, name)
+        else:  # absent: a default that attaches itself when first modified
+            value = cls()
+            vd = value.__dict__
+            vd["_parent"] = msg
+            vd["_key"] = name
+            vd["_idx"] = -2
+            vd["_depth"] = msg._depth + 1
         d[name] = value
         return value
 
 
 class _LazyScalars(_LazyField):
-    """`_LazyField` of a repeated scalar field, with the absent case first and inline.
+    """Class attribute of a repeated scalar field, with the absent case first and inline.
 
     A full walk reads three absent repeated fields per attribute (``ints``, ``floats``,
-    ``strings``), so that path is kept to a handful of bytecodes.
+    ``strings``), so that path is kept to a handful of bytecodes.  Packed chunks that a
+    scan left undecoded in ``_lazy`` are decoded here.
     """
 
     __slots__ = ()
@@ -753,12 +742,16 @@ class _LazyScalars(_LazyField):
         if msg is None:
             return self
         d = msg.__dict__
-        lazy = d.get("_lazy")
-        if lazy and self.name in lazy:  # packed chunks waiting: the general path
-            return _LazyField.__get__(self, msg, owner)
-        value = _RepeatedScalars()
+        value = RepeatedScalars()
         value._owner = msg
         value._check = self.check
+        lazy = d.get("_lazy")
+        if lazy and self.name in lazy:
+            try:
+                list.extend(value, _decode_packed(self.field.kind, msg._buf[0], lazy.pop(self.name)))
+            except DecodeError as exc:
+                exc.path = f"{msg._path()}.{self.name}"
+                raise
         d[self.name] = value
         return value
 
