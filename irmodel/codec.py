@@ -168,7 +168,7 @@ def _add_repeated_messages(plan: _Plan, t: bytes, seq, depth: int) -> None:
             _add_submessage(plan, t, child, depth)
         return
     spans = seq._spans
-    items = seq._item_list() if seq._spans is not None else seq._items
+    items = seq._item_list()
     mv = None
     for i, child in enumerate(items):
         if child is None or type(child) is ref:  # never read, or read but unchanged: exact bytes

@@ -9,8 +9,6 @@ from __future__ import annotations
 from typing import Callable, Iterable
 from weakref import ref as _weakref
 
-_new_object = object.__new__
-
 
 class _ItemRef(_weakref):
     """A weak reference to an item, knowing its index (to clear the slot when it dies)."""
@@ -107,18 +105,6 @@ def new_repeated(values=(), owner=None, check: Callable | None = None) -> Repeat
     return lst
 
 
-def new_sequence(owner, name: str, cls, spans: list) -> "RepeatedMessages":
-    """A sequence over item spans found by a scan; item slots are made on first read."""
-    seq = _new_object(RepeatedMessages)
-    seq._owner = owner
-    seq._name = name
-    seq._cls = cls
-    seq._spans = spans
-    seq._items = None
-    seq._forget_cb = None
-    return seq
-
-
 class RepeatedMessages:
     """A lazy sequence of submessages: each item is scanned on first access.
 
@@ -144,7 +130,7 @@ class RepeatedMessages:
         self._name = name
         self._cls = cls
         self._spans = spans
-        self._items = [None] * (len(spans) // 2) if spans else []
+        self._items = None if spans is not None else []  # slots made on first need: `_item_list`
         self._forget_cb = None
 
     def __len__(self) -> int:

@@ -37,7 +37,7 @@ from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, 
                             FieldSpec, MessageSpec, Registry)
 from wirefmt.varint import MASK64, encode_varint, read_varint, to_int32
 
-from .containers import RepeatedMessages, RepeatedScalars, new_repeated, new_sequence
+from .containers import RepeatedMessages, RepeatedScalars, new_repeated
 from .scangen import build_scanner
 from . import values as _values
 
@@ -134,7 +134,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                     if extra:
                         seq = d.get(name)
                         if seq is None:
-                            d[name] = new_sequence(msg, name, msg._classes[name], [pos, e])
+                            d[name] = RepeatedMessages(msg, name, msg._classes[name], [pos, e])
                         else:
                             seq._spans.append(pos)
                             seq._spans.append(e)
