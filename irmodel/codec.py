@@ -200,14 +200,16 @@ def dumps_message(msg) -> bytes:
     return b"".join([p.view() if type(p) is _SourceSpan else p for p in _iter_parts(build_plan(msg))])
 
 
-def write_message(msg, fileobj: BinaryIO) -> int:
+def write_message(msg, fileobj: BinaryIO, *, durable: bool = False) -> int:
     """Stream the encoding of ``msg`` to a binary file; returns the number of bytes written.
 
     Unchanged runs of a model loaded from a file are copied file-to-file by the kernel
     (see `StreamWriter.copy_range`): saving a 1.5 GB model with one edited field costs
     about what copying the file costs, and maps none of it into this process.
+    ``durable=True`` says the caller fsyncs ``fileobj`` afterwards (an atomic save), which
+    lets large copies bypass the page cache (`wirefmt.filecopy.direct_copy`).
     """
-    writer = StreamWriter(fileobj)
+    writer = StreamWriter(fileobj, durable=durable)
     source_fd, source_mv = msg._root().__dict__.get("_source", (None, None))
 
     def put(span: _SourceSpan) -> None:

@@ -382,7 +382,7 @@ def save_with_external_data(model, f, all_tensors_to_one_file: bool = True,
         undo = _point_at_data_files(written)
         try:
             if to_path:
-                model_file.write(path, lambda fh: write_message(model, fh))
+                model_file.write(path, lambda fh: write_message(model, fh, durable=True))
             data_files.commit()
             model_file.commit()  # last: the new model never names data not yet in place
         except BaseException:

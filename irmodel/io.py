@@ -526,6 +526,6 @@ def atomic_write(path, write: Callable) -> None:
 def save_message(msg, path) -> None:
     """Write ``msg`` to ``path`` atomically (no external data handling)."""
     if isinstance(path, (str, bytes, os.PathLike)):
-        atomic_write(path, lambda fh: write_message(msg, fh))
+        atomic_write(path, lambda fh: write_message(msg, fh, durable=True))
     else:
         write_message(msg, path)

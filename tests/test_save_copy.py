@@ -17,7 +17,7 @@ import pytest
 from onnx import helper as oh, numpy_helper
 
 import irmodel
-import wirefmt.writer as writer
+import wirefmt.filecopy as filecopy
 
 
 def _model_file(tmp_path) -> str:
@@ -68,7 +68,7 @@ def test_kernel_refusals_fall_back(tmp_path, monkeypatch, refuse):
         raise OSError(errno.EXDEV, "cross-device")
 
     for name in refuse:
-        monkeypatch.setattr(writer, f"_{name}", unsupported)
+        monkeypatch.setattr(filecopy, f"_{name}", unsupported)
     m = irmodel.load(path)
     m.producer_name = "edited"
     out = str(tmp_path / "out.onnx")
@@ -82,7 +82,7 @@ def test_unexpected_kernel_errors_are_raised(tmp_path, monkeypatch):
     def broken(*args):
         raise OSError(errno.EIO, "I/O error")
 
-    monkeypatch.setattr(writer, "_copy_file_range", broken)
+    monkeypatch.setattr(filecopy, "_copy_file_range", broken)
     m = irmodel.load(path)
     m.producer_name = "edited"
     out = tmp_path / "out.onnx"
@@ -133,8 +133,8 @@ def test_the_source_descriptor_is_closed_with_the_model(tmp_path):
 
 def test_two_thread_copy_of_a_shifted_range(tmp_path, monkeypatch):
     # Small chunks so the 2.4 MB model takes the parallel path of a 1.5 GB one.
-    monkeypatch.setattr(writer, "_CHUNK", 1 << 16)
-    monkeypatch.setattr(writer, "_PARALLEL_MIN", 1 << 17)
+    monkeypatch.setattr(filecopy, "CHUNK", 1 << 16)
+    monkeypatch.setattr(filecopy, "PARALLEL_MIN", 1 << 17)
     calls = _count(monkeypatch, "copy_file_range")
     path = _model_file(tmp_path)
     m = irmodel.load(path)
@@ -146,8 +146,8 @@ def test_two_thread_copy_of_a_shifted_range(tmp_path, monkeypatch):
 
 
 def test_an_error_in_the_helper_thread_is_raised(tmp_path, monkeypatch):
-    monkeypatch.setattr(writer, "_CHUNK", 1 << 16)
-    monkeypatch.setattr(writer, "_PARALLEL_MIN", 1 << 17)
+    monkeypatch.setattr(filecopy, "CHUNK", 1 << 16)
+    monkeypatch.setattr(filecopy, "PARALLEL_MIN", 1 << 17)
     real = os.copy_file_range
 
     def failing_late(src, dst, count, offset_src=None, offset_dst=None):
