@@ -331,7 +331,10 @@ def _case_edit(c: dict, models: dict, glance: list) -> list:
             + f"Ours against the fsynced copy: {o['work'] / cf['work']:.2f}x in process."
             + (f" Unlike the copies, ours writes the input's bytes {c['size_delta']:+d} bytes away from their "
                "offset in the input (the edited header changed length), so no page of the output lines up "
-               "with a page of the input." if c["size_delta"] % 4096 else "")]
+               "with a page of the input." if c["size_delta"] % 4096 else "")
+            + " When ours returns, its output is on the disk (fsynced, then renamed); the plain copy's is "
+              "still in the page cache, waiting to be written back (see \"Case d\" below for how ours "
+              "writes it)."]
 
 
 def _case_external(c: dict, models: dict, glance: list) -> list:

@@ -238,3 +238,13 @@ def test_direct_copy_copies_exactly_the_range(tmp_path_factory, pos, offset, len
         assert (d / "dst").read_bytes() == b"h" * pos + data[offset:offset + length]
     finally:
         filecopy.DIRECT_MIN, filecopy.DIRECT_BUFFER, filecopy.DIRECT_THREADS = old
+
+
+def test_saving_over_the_loaded_file_through_the_direct_path(tmp_path, small_direct):
+    path = _model_file(tmp_path)
+    expected = _reference_edit(path, "edited")
+    m = irmodel.load(path)
+    m.producer_name = "edited"
+    irmodel.save(m, path)  # reads the old inode while the new one is written
+    assert open(path, "rb").read() == expected
+    assert irmodel.load(path).graph.initializer[0].name == "w"

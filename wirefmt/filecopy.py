@@ -7,8 +7,8 @@ the output is unchanged runs of the input.  Two ways, tried in this order:
   middle of the range is read into a few small buffers and written with ``O_DIRECT``,
   straight to the disk, by several threads at once.  Why: the fsync that an atomic save
   must do otherwise waits for the kernel to write back 1.5 GB of dirty page cache, which
-  on the benchmark machine ran at 0.3-0.6 GB/s, against 1.6-2.4 GB/s for direct writes
-  with several in flight (benchmarks/RESULTS.md, case d).
+  on the benchmark machine ran at 0.3-1.8 GB/s (``dd conv=fsync``), against 1.6-2.4 GB/s
+  for direct writes (``oflag=direct``) (benchmarks/RESULTS.md, case d).
 * `kernel_copy`: ``copy_file_range`` (then ``sendfile``) moves the bytes inside the kernel
   into the page cache, at the speed of a plain file copy, mapping nothing into this
   process.
@@ -36,7 +36,7 @@ CHUNK = 1 << 26
 PARALLEL_MIN = 1 << 28
 #: Direct copies: ranges shorter than DIRECT_MIN are not worth the set-up; DIRECT_THREADS
 #: threads, each with one DIRECT_BUFFER-byte buffer (their RSS: 32 MiB in all).  Measured
-#: on the benchmark machine: 4 threads x 8 MiB 0.95-1.16 s, 8 x 4 MiB 0.84-1.31 s,
+#: on the benchmark machine: 4 threads x 8 MiB 0.86-1.16 s, 8 x 4 MiB 0.83-1.31 s,
 #: 12 x 4 MiB 0.66-1.29 s, 16 x 2 MiB 0.71-0.99 s for the 1.5 GiB model (fsync included);
 #: the disk, shared with other machines, is the noise.
 DIRECT_MIN = 1 << 26
@@ -215,7 +215,7 @@ def _reserve(fd: int, offset: int, length: int) -> None:
     """Allocate the blocks the direct writes will fill (``fallocate``), where libc can.
 
     Why: ext4 serialises direct writes that extend a file or fill holes; into allocated
-    blocks they go in parallel (measured: 0.86-1.08 s with, 1.10-1.64 s without).  Not
+    blocks they go in parallel (measured, 4 threads: 0.86-1.16 s with, 1.12-1.64 s without).  Not
     ``os.posix_fallocate``: where the filesystem cannot allocate, glibc emulates it by
     writing every block, which would double the I/O.  A failure only costs speed.
     """
