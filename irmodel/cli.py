@@ -358,36 +358,12 @@ def _check_output(path: str) -> None:
         raise FileNotFoundError(2, "No such file or directory", os.path.dirname(path) or parent)
 
 
-class _CountingWriter:
-    """A binary file wrapper that reports the bytes written, in slices of at most 16 MiB.
-
-    The codec writes a large tensor in one call; slicing it here lets the progress
-    line move during that call, and costs nothing (slices of a memoryview).
-    """
-
-    STEP = 1 << 24
-
-    def __init__(self, fh, progress, done: int = 0) -> None:
-        self._fh = fh
-        self._progress = progress
-        self.done = done
-
-    def write(self, data) -> int:
-        mv = memoryview(data).cast("B")
-        for a in range(0, mv.nbytes, self.STEP):
-            part = mv[a:a + self.STEP]
-            self._fh.write(part)
-            self.done += part.nbytes
-            self._progress(self.done)
-        return mv.nbytes
-
-
 def _write_model(model, out: str, progress, done: int = 0) -> None:
     """Write ``model`` to ``out`` atomically, reporting bytes (from ``done``) to ``progress``."""
     from .codec import write_message  # noqa: PLC0415
     from .io import atomic_write  # noqa: PLC0415
 
-    atomic_write(out, lambda fh: write_message(model, _CountingWriter(fh, progress, done)))
+    atomic_write(out, lambda fh: write_message(model, fh, durable=True, progress=lambda n: progress(done + n)))
 
 
 def _input_data_bytes(model, in_dir: str) -> int:

@@ -200,25 +200,24 @@ def dumps_message(msg) -> bytes:
     return b"".join([p.view() if type(p) is _SourceSpan else p for p in _iter_parts(build_plan(msg))])
 
 
-def write_message(msg, fileobj: BinaryIO, *, durable: bool = False) -> int:
+def write_message(msg, fileobj: BinaryIO, *, durable: bool = False, progress=None) -> int:
     """Stream the encoding of ``msg`` to a binary file; returns the number of bytes written.
 
     Unchanged runs of a model loaded from a file are copied file-to-file by the kernel
     (see `StreamWriter.copy_range`): saving a 1.5 GB model with one edited field costs
     about what copying the file costs, and maps none of it into this process.
     ``durable=True`` says the caller fsyncs ``fileobj`` afterwards (an atomic save), which
-    lets large copies bypass the page cache (`wirefmt.filecopy.direct_copy`).
+    lets large copies bypass the page cache (`wirefmt.filecopy.direct_copy`);
+    ``progress(n)`` hears of the bytes written so far, during long copies too.
     """
-    writer = StreamWriter(fileobj, durable=durable)
+    writer = StreamWriter(fileobj, durable=durable, progress=progress)
     source_fd, source_mv = msg._root().__dict__.get("_source", (None, None))
 
     def put(span: _SourceSpan) -> None:
         if source_fd is not None and span.mv is source_mv:
             writer.copy_range(source_fd, span.start, len(span), lambda a, b: span.mv[a:b])
         else:
-            step = 1 << 24  # 16 MiB slices: bounded memory, few calls
-            for a in range(span.start, span.end, step):
-                writer.write(span.mv[a:min(a + step, span.end)])
+            writer.write(span.view())  # written in slices (`StreamWriter.WRITE_STEP`)
 
     if msg._start >= 0:
         put(_SourceSpan(msg._buf[1], msg._start, msg._end))

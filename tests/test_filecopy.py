@@ -248,3 +248,25 @@ def test_saving_over_the_loaded_file_through_the_direct_path(tmp_path, small_dir
     irmodel.save(m, path)  # reads the old inode while the new one is written
     assert open(path, "rb").read() == expected
     assert irmodel.load(path).graph.initializer[0].name == "w"
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["kernel copy", "direct copy"])
+def test_progress_is_reported_during_long_copies_and_writes(tmp_path, monkeypatch, small_direct, durable):
+    from wirefmt.writer import StreamWriter
+
+    monkeypatch.setattr(StreamWriter, "PROGRESS_COPY_STEP", 1 << 16)
+    monkeypatch.setattr(StreamWriter, "WRITE_STEP", 1 << 16)
+    data = os.urandom(300_000)
+    (tmp_path / "src").write_bytes(data)
+    seen: list = []
+    with open(tmp_path / "src", "rb") as src, open(tmp_path / "dst", "wb") as out:
+        w = StreamWriter(out, durable=durable, progress=seen.append)
+        w.write(b"head")
+        w.copy_range(src.fileno(), 1000, 250_000, lambda a, b: data[a:b])
+        w.write(memoryview(data)[:200_000])  # one large part
+        w.flush()
+        assert w.written == 4 + 250_000 + 200_000
+    assert (tmp_path / "dst").read_bytes() == b"head" + data[1000:251_000] + data[:200_000]
+    assert seen == sorted(seen) and seen[-1] == 4 + 250_000 + 200_000
+    assert len([n for n in seen if n <= 250_004]) >= 4  # the copy reported in steps
+    assert len([n for n in seen if n > 250_004]) >= 3  # and so did the large part

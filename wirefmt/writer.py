@@ -79,32 +79,51 @@ class StreamWriter:
     """
 
     COALESCE = 1 << 20  # flush the small-part buffer once it holds 1 MiB
+    #: Large parts are written in slices this long (of a memoryview: no copy), so that a
+    #: progress callback moves during them and no single write() is gigabytes long.
+    WRITE_STEP = 1 << 24
+    #: With a progress callback, copies go in steps this long, for the same reason.
+    PROGRESS_COPY_STEP = 1 << 28
 
-    def __init__(self, fileobj: BinaryIO, *, durable: bool = False):
+    def __init__(self, fileobj: BinaryIO, *, durable: bool = False, progress=None):
         """``durable``: the caller fsyncs the file afterwards, so large copied ranges may
-        bypass the page cache (`wirefmt.filecopy.direct_copy`)."""
+        bypass the page cache (`wirefmt.filecopy.direct_copy`).  ``progress(n)`` is
+        called with the bytes that have reached the file object so far."""
         self._f = fileobj
         self._durable = durable
+        self._progress = progress
         self._pending = bytearray()
-        self.written = 0
+        self.written = 0  # bytes accepted, including those still pending
+        self._reported = 0
 
     def write(self, part) -> None:
         n = len(part)
         self.written += n
         if n >= 65536:
             if self._pending:
-                self._f.write(self._pending)
+                self._put(self._pending)
                 self._pending = bytearray()
-            self._f.write(part)
+            if n <= self.WRITE_STEP:
+                self._put(part)
+            else:
+                mv = memoryview(part).cast("B")
+                for a in range(0, n, self.WRITE_STEP):
+                    self._put(mv[a:a + self.WRITE_STEP])
             return
         self._pending += part
         if len(self._pending) >= self.COALESCE:
-            self._f.write(self._pending)
+            self._put(self._pending)
             self._pending = bytearray()
+
+    def _put(self, part) -> None:
+        self._f.write(part)
+        if self._progress is not None:
+            self._reported += len(part)
+            self._progress(self._reported)
 
     def flush(self) -> None:
         if self._pending:
-            self._f.write(self._pending)
+            self._put(self._pending)
             self._pending = bytearray()
 
     def copy_range(self, src_fd: int, offset: int, length: int, fallback) -> None:
@@ -126,12 +145,17 @@ class StreamWriter:
             dst_fd = None
         done = 0
         if dst_fd is not None:
-            if self._durable:
-                done = direct_copy(src_fd, dst_fd, offset, length)
-            done += kernel_copy(src_fd, dst_fd, offset + done, length - done)
+            step = length if self._progress is None else self.PROGRESS_COPY_STEP
+            while done < length:
+                n = min(step, length - done)
+                got = direct_copy(src_fd, dst_fd, offset + done, n) if self._durable else 0
+                got += kernel_copy(src_fd, dst_fd, offset + done + got, n - got)
+                done += got
+                if self._progress is not None:
+                    self._reported += got
+                    self._progress(self._reported)
+                if got < n:
+                    break  # the kernel cannot (or the source ended): the fallback does the rest
+        self.written += done
         if done < length:
-            rest = fallback(offset + done, offset + length)
-            step = 1 << 24
-            for a in range(0, len(rest), step):
-                self._f.write(rest[a:a + step])
-        self.written += length
+            self.write(fallback(offset + done, offset + length))
