@@ -110,8 +110,9 @@ def direct_copy(src_fd: int, dst_fd: int, offset: int, length: int) -> int:
 
     Returns the bytes copied (``dst_fd`` is left after them): the unaligned head by
     `kernel_copy`, then every whole ``ALIGN`` block with ``O_DIRECT``; the unaligned tail
-    is left to the caller.  0 when direct writes are not possible here, having written
-    nothing.  Only worth it when the output is fsynced afterwards: data written this way
+    is left to the caller.  When direct writes are refused (no ``O_DIRECT`` on this
+    platform or filesystem, the range too short, the alignment refused by the first write)
+    it returns only what it copied before finding out: 0, or the head.  Only worth it when the output is fsynced afterwards: data written this way
     is on the disk, not in the page cache (see the module docstring).
     """
     if not _O_DIRECT or length < DIRECT_MIN:
@@ -182,10 +183,10 @@ def _on_threads(src_fd: int, dst_fd: int, pieces: list, work) -> None:
     import threading  # noqa: PLC0415 (only for copies of many MB)
 
     errors: list = []
+    dups: list = []
+
     def stop() -> bool:  # has any thread failed?
         return bool(errors)
-
-    dups: list = []
 
     def run(piece) -> None:
         try:
@@ -193,7 +194,13 @@ def _on_threads(src_fd: int, dst_fd: int, pieces: list, work) -> None:
         except BaseException as exc:  # noqa: BLE001 -- re-raised in the calling thread
             errors.append(exc)
 
-    dups.extend((os.dup(src_fd), os.dup(dst_fd)))
+    try:
+        dups.append(os.dup(src_fd))
+        dups.append(os.dup(dst_fd))
+    except OSError:
+        for fd in dups:
+            os.close(fd)
+        raise
     threads = [threading.Thread(target=run, args=(p,), daemon=True) for p in pieces[1:]]
     try:
         for t in threads:
