@@ -6,7 +6,7 @@ these containers are how an ``append`` or ``del`` anywhere below invalidates tha
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable
 from weakref import ref as _weakref
 
 

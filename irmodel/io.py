@@ -53,7 +53,7 @@ import mmap
 import os
 import stat
 import weakref
-from typing import BinaryIO, Callable, Union
+from typing import Callable, Union
 
 from wirefmt.errors import DecodeError
 

@@ -35,7 +35,7 @@ from wirefmt.reader import (convert_varint, float32_nan, iter_fields, read_field
 from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, I32, I64, INT32,
                             INT64, LEN, MESSAGE, SFIXED32, SFIXED64, STRING, UINT64, VARINT, WIRE_TYPE,
                             FieldSpec, MessageSpec, Registry)
-from wirefmt.varint import MASK64, encode_varint, read_varint, to_int32
+from wirefmt.varint import encode_varint, read_varint, to_int32
 
 from .containers import RepeatedMessages, RepeatedScalars, new_repeated
 from .scangen import build_scanner

@@ -432,7 +432,7 @@ def _case_dotdot(tmp_path):
 
 
 def _case_dotdot_inside(tmp_path):
-    secret = _outside_secret(tmp_path)
+    _outside_secret(tmp_path)  # there, as in the other cases, though this one points inside
     (tmp_path / "model_dir" / "sub").mkdir(parents=True)
     (tmp_path / "model_dir" / "data.bin").write_bytes(SECRET)
     return [("location", "sub/../data.bin")], r"'\.\.'", str(tmp_path / "model_dir" / "data.bin")

@@ -11,13 +11,11 @@ import errno
 import fcntl
 import os
 
-import numpy as np
-import onnx
 import pytest
 from hypothesis import given, settings, strategies as st
-from onnx import helper as oh, numpy_helper
 
 import irmodel
+from conftest import gemm_model_file, reference_edit
 import wirefmt.filecopy as filecopy
 
 
@@ -49,23 +47,6 @@ def _direct_io_works(directory) -> bool:
         os.unlink(path)
 
 
-def _model_file(tmp_path) -> str:
-    big = numpy_helper.from_array(np.arange(400_000, dtype=np.float32).reshape(400, 1000), "w")  # 1.6 MB: a copied span
-    small = numpy_helper.from_array(np.ones(3, dtype=np.float32), "b")
-    node = oh.make_node("Gemm", ["x", "w", "b"], ["y"])
-    graph = oh.make_graph([node], "g", [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 400])],
-                          [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 1000])], [big, small])
-    path = str(tmp_path / "m.onnx")
-    onnx.save_model(oh.make_model(graph, producer_name="p"), path)
-    return path
-
-
-def _reference_edit(path: str, name: str) -> bytes:
-    ref = onnx.load(path)
-    ref.producer_name = name
-    return ref.SerializeToString()
-
-
 def _record_pwrites(monkeypatch) -> list:
     calls: list = []
     real = os.pwrite
@@ -80,13 +61,13 @@ def _record_pwrites(monkeypatch) -> list:
 
 @pytest.mark.parametrize("name", ["", "e", "edited", "x" * 5000], ids=["shorter", "same", "longer", "5002-longer"])  # shifts of -1, 0, +5, +5002 bytes
 def test_save_writes_the_aligned_blocks_directly(tmp_path, monkeypatch, small_direct, name):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 400)
     calls = _record_pwrites(monkeypatch)
     m = irmodel.load(path)
     m.producer_name = name
     out = str(tmp_path / "out.onnx")
     irmodel.save(m, out)
-    assert open(out, "rb").read() == _reference_edit(path, name)
+    assert open(out, "rb").read() == reference_edit(path, name)
     if _direct_io_works(str(tmp_path)):
         assert len(calls) > 10 and all(direct for _, _, direct in calls)
         assert all(offset % 4096 == 0 and n % 4096 == 0 for offset, n, _ in calls)
@@ -95,7 +76,7 @@ def test_save_writes_the_aligned_blocks_directly(tmp_path, monkeypatch, small_di
 
 
 def test_an_unchanged_model_is_identical_through_the_direct_path(tmp_path, small_direct):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 400)
     out = str(tmp_path / "same.onnx")
     irmodel.save(irmodel.load(path), out)
     assert open(out, "rb").read() == open(path, "rb").read()
@@ -103,18 +84,18 @@ def test_an_unchanged_model_is_identical_through_the_direct_path(tmp_path, small
 
 def test_writes_to_a_file_object_stay_buffered(tmp_path, monkeypatch, small_direct):
     # Only an atomic save fsyncs; a caller's own file keeps its data in the page cache.
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 400)
     calls = _record_pwrites(monkeypatch)
     m = irmodel.load(path)
     m.producer_name = "edited"
     with open(tmp_path / "out.onnx", "wb") as fh:
         irmodel.save(m, fh)
     assert calls == []
-    assert (tmp_path / "out.onnx").read_bytes() == _reference_edit(path, "edited")
+    assert (tmp_path / "out.onnx").read_bytes() == reference_edit(path, "edited")
 
 
 def test_a_refused_alignment_falls_back_to_the_kernel_copy(tmp_path, monkeypatch, small_direct):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 400)
     refused: list = []
     flags_seen: list = []
 
@@ -128,13 +109,13 @@ def test_a_refused_alignment_falls_back_to_the_kernel_copy(tmp_path, monkeypatch
     m.producer_name = "edited"
     out = str(tmp_path / "out.onnx")
     irmodel.save(m, out)
-    assert open(out, "rb").read() == _reference_edit(path, "edited")
+    assert open(out, "rb").read() == reference_edit(path, "edited")
     if _direct_io_works(str(tmp_path)):
         assert len(refused) == 1 and flags_seen[0] & os.O_DIRECT  # tried once, then gave up
 
 
 def test_a_filesystem_without_direct_io_falls_back(tmp_path, monkeypatch, small_direct):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 400)
     real = fcntl.fcntl
 
     def no_direct(fd, cmd, arg=0):
@@ -148,12 +129,12 @@ def test_a_filesystem_without_direct_io_falls_back(tmp_path, monkeypatch, small_
     m.producer_name = "edited"
     out = str(tmp_path / "out.onnx")
     irmodel.save(m, out)
-    assert open(out, "rb").read() == _reference_edit(path, "edited")
+    assert open(out, "rb").read() == reference_edit(path, "edited")
     assert calls == []
 
 
 def test_an_error_on_a_copying_thread_is_raised_and_nothing_is_left(tmp_path, monkeypatch, small_direct):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 400)
     real = os.pwrite
 
     def failing_late(fd, data, offset):
@@ -172,7 +153,7 @@ def test_an_error_on_a_copying_thread_is_raised_and_nothing_is_left(tmp_path, mo
         assert not out.exists() and os.listdir(tmp_path) == ["m.onnx"]
     else:  # no direct writes here, so nothing fails: the kernel copy did it
         irmodel.save(m, str(out))
-        assert out.read_bytes() == _reference_edit(path, "edited")
+        assert out.read_bytes() == reference_edit(path, "edited")
     assert set(os.listdir("/proc/self/fd")) <= before  # every duplicated descriptor closed
     # (<=: the collector may close earlier tests' model descriptors meanwhile)
 
@@ -241,8 +222,8 @@ def test_direct_copy_copies_exactly_the_range(tmp_path_factory, pos, offset, len
 
 
 def test_saving_over_the_loaded_file_through_the_direct_path(tmp_path, small_direct):
-    path = _model_file(tmp_path)
-    expected = _reference_edit(path, "edited")
+    path = gemm_model_file(tmp_path, 400)
+    expected = reference_edit(path, "edited")
     m = irmodel.load(path)
     m.producer_name = "edited"
     irmodel.save(m, path)  # reads the old inode while the new one is written

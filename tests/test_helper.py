@@ -940,7 +940,6 @@ def _apply_edit(ours, ref, edit) -> None:
     r, o = _resolve(ref, path), _resolve(ours, path)
     fd = r.DESCRIPTOR.fields[k % len(r.DESCRIPTOR.fields)]
     name, is_msg = fd.name, fd.type == fd.TYPE_MESSAGE
-    oneof = fd.containing_oneof
     if op == "set" and not fd.is_repeated and not is_msg:
         v = _scalar_for(fd, text, n, f)
         setattr(r, name, v)

@@ -12,29 +12,12 @@ import io
 import os
 
 import numpy as np
-import onnx
 import pytest
 from onnx import helper as oh, numpy_helper
 
 import irmodel
+from conftest import gemm_model_file, reference_edit
 import wirefmt.filecopy as filecopy
-
-
-def _model_file(tmp_path) -> str:
-    big = numpy_helper.from_array(np.arange(600_000, dtype=np.float32).reshape(600, 1000), "w")  # 2.4 MB
-    small = numpy_helper.from_array(np.ones(3, dtype=np.float32), "b")
-    node = oh.make_node("Gemm", ["x", "w", "b"], ["y"])
-    graph = oh.make_graph([node], "g", [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 600])],
-                          [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 1000])], [big, small])
-    path = str(tmp_path / "m.onnx")
-    onnx.save_model(oh.make_model(graph, producer_name="p"), path)
-    return path
-
-
-def _reference_edit(path: str) -> bytes:
-    ref = onnx.load(path)
-    ref.producer_name = "edited"
-    return ref.SerializeToString()
 
 
 def _count(monkeypatch, name: str) -> list:
@@ -50,19 +33,19 @@ def _count(monkeypatch, name: str) -> list:
 
 
 def test_edit_and_save_copies_in_the_kernel(tmp_path, monkeypatch):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 600)
     calls = _count(monkeypatch, "copy_file_range")
     m = irmodel.load(path)
     m.producer_name = "edited"
     out = str(tmp_path / "out.onnx")
     irmodel.save(m, out)
     assert calls, "the unchanged graph was not copied by copy_file_range"
-    assert open(out, "rb").read() == _reference_edit(path)
+    assert open(out, "rb").read() == reference_edit(path)
 
 
 @pytest.mark.parametrize("refuse", [["copy_file_range"], ["copy_file_range", "sendfile"]])
 def test_kernel_refusals_fall_back(tmp_path, monkeypatch, refuse):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 600)
 
     def unsupported(*args):
         raise OSError(errno.EXDEV, "cross-device")
@@ -73,11 +56,11 @@ def test_kernel_refusals_fall_back(tmp_path, monkeypatch, refuse):
     m.producer_name = "edited"
     out = str(tmp_path / "out.onnx")
     irmodel.save(m, out)
-    assert open(out, "rb").read() == _reference_edit(path)
+    assert open(out, "rb").read() == reference_edit(path)
 
 
 def test_unexpected_kernel_errors_are_raised(tmp_path, monkeypatch):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 600)
 
     def broken(*args):
         raise OSError(errno.EIO, "I/O error")
@@ -92,24 +75,24 @@ def test_unexpected_kernel_errors_are_raised(tmp_path, monkeypatch):
 
 
 def test_output_without_a_descriptor(tmp_path):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 600)
     m = irmodel.load(path)
     m.producer_name = "edited"
     buf = io.BytesIO()
     irmodel.save(m, buf)
-    assert buf.getvalue() == _reference_edit(path)
-    assert irmodel.dumps(m) == _reference_edit(path)
+    assert buf.getvalue() == reference_edit(path)
+    assert irmodel.dumps(m) == reference_edit(path)
 
 
 def test_unchanged_model_saves_identical(tmp_path):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 600)
     out = str(tmp_path / "same.onnx")
     irmodel.save(irmodel.load(path), out)
     assert open(out, "rb").read() == open(path, "rb").read()
 
 
 def test_a_replaced_buffer_is_not_copied_from_the_old_file(tmp_path):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 600)
     other = oh.make_model(oh.make_graph([], "other", [], [], [numpy_helper.from_array(
         np.full((512, 1024), 7, dtype=np.float32), "z")]), producer_name="q")
     m = irmodel.load(path)
@@ -120,7 +103,7 @@ def test_a_replaced_buffer_is_not_copied_from_the_old_file(tmp_path):
 
 
 def test_the_source_descriptor_is_closed_with_the_model(tmp_path):
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 600)
     before = set(os.listdir("/proc/self/fd"))
     m = irmodel.load(path)
     assert len(set(os.listdir("/proc/self/fd")) - before) >= 1
@@ -136,13 +119,13 @@ def test_two_thread_copy_of_a_shifted_range(tmp_path, monkeypatch):
     monkeypatch.setattr(filecopy, "CHUNK", 1 << 16)
     monkeypatch.setattr(filecopy, "PARALLEL_MIN", 1 << 17)
     calls = _count(monkeypatch, "copy_file_range")
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 600)
     m = irmodel.load(path)
     m.producer_name = "edited"  # 1 byte longer: the copied data is shifted
     out = str(tmp_path / "out.onnx")
     irmodel.save(m, out)
     assert len(calls) > 10 and any(len(c) == 5 for c in calls)  # explicit offsets: the threads ran
-    assert open(out, "rb").read() == _reference_edit(path)
+    assert open(out, "rb").read() == reference_edit(path)
 
 
 def test_an_error_in_the_helper_thread_is_raised(tmp_path, monkeypatch):
@@ -156,7 +139,7 @@ def test_an_error_in_the_helper_thread_is_raised(tmp_path, monkeypatch):
         return real(src, dst, count, offset_src, offset_dst)
 
     monkeypatch.setattr(os, "copy_file_range", failing_late)
-    path = _model_file(tmp_path)
+    path = gemm_model_file(tmp_path, 600)
     m = irmodel.load(path)
     m.producer_name = "edited"
     out = tmp_path / "out.onnx"

@@ -13,8 +13,8 @@ from typing import BinaryIO, Iterable
 from .errors import EncodeError
 from .filecopy import direct_copy, kernel_copy
 from .reader import Float32NaN
-from .schema import (BOOL, BYTES, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, I32, I64, INT32, INT64, LEN,
-                     SFIXED32, SFIXED64, SINT32, SINT64, STRING, UINT32, UINT64, VARINT, WIRE_TYPE)
+from .schema import (BOOL, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, INT32, INT64, LEN, SFIXED32, SFIXED64,
+                     SINT32, SINT64, STRING, UINT32, UINT64, VARINT, WIRE_TYPE)
 from .varint import MASK64, encode_varint, zigzag_encode
 
 _FIXED_FORMATS = {FLOAT: "f", DOUBLE: "d", FIXED32: "I", FIXED64: "Q", SFIXED32: "i", SFIXED64: "q"}
