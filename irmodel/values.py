@@ -43,9 +43,19 @@ def check_string(v):
 
 def check_bytes(v):
     """bytes, or a bytes-like object: memoryviews are kept (zero-copy reuse of a loaded
-    ``raw_data``), bytearrays copied.  ``str`` is refused, as protobuf refuses it."""
-    if isinstance(v, (bytes, memoryview)):
+    ``raw_data``), bytearrays copied.  ``str`` is refused, as protobuf refuses it.
+
+    A memoryview of anything but single bytes (a view of a float32 array, say) is recast
+    to one of bytes, because everything downstream (lengths, the encoder) counts its
+    ``len()``: an element count there would write a corrupt message.  A non-contiguous
+    view is copied.
+    """
+    if isinstance(v, bytes):
         return v
+    if isinstance(v, memoryview):
+        if v.ndim == 1 and v.format == "B":
+            return v
+        return v.cast("B") if v.c_contiguous else memoryview(v.tobytes())
     if isinstance(v, bytearray):
         return bytes(v)
     raise TypeError(f"expected bytes, got {type(v).__name__}")

@@ -1045,3 +1045,22 @@ def test_core_two_handles_to_an_absent_repeated_field_stay_one_list():
         b.append("y")
         b.append("z")
     assert_same_bytes(ours, ref)
+
+
+@pytest.mark.parametrize("make_view", [
+    lambda: memoryview(np.arange(5, dtype=np.float32)),
+    lambda: memoryview(np.arange(12, dtype=np.int16).reshape(3, 4)),
+    lambda: memoryview(np.arange(12, dtype=np.int16).reshape(3, 4)[:, ::2]),  # not contiguous
+    lambda: memoryview(b"abcdef")[::2],
+    lambda: memoryview(np.arange(70_000, dtype=np.float64)),  # over the writer's 64 KiB direct-write size
+], ids=["float32", "int16 2-d", "strided 2-d", "strided bytes", "large float64"])
+def test_a_memoryview_of_wider_items_is_stored_as_its_bytes(make_view):
+    # The reference takes only bytes; ours takes memoryviews (zero-copy) and must encode
+    # exactly the bytes they hold, not one byte per element.
+    view = make_view()
+    ours = irmodel.TensorProto(name="t", raw_data=view)
+    ours.string_data.append(view)
+    ref = onnx.TensorProto(name="t", raw_data=view.tobytes())
+    ref.string_data.append(view.tobytes())
+    assert irmodel.dumps(ours) == ref.SerializeToString()
+    assert len(ours.raw_data) == view.nbytes and bytes(ours.raw_data) == view.tobytes()
