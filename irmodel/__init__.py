@@ -13,10 +13,10 @@ from .external_write import (convert_model_from_external_data, convert_model_to_
                              save_with_external_data, set_external_data,
                              write_external_data_tensors)
 from .io import dumps, load, loads, message_class
-from .jsonform import ParseError
+from wirefmt import ParseError
 from .messages import *  # noqa: F401,F403  (ModelProto, GraphProto, ... and enum wrappers)
 from .messages import CLASSES as _CLASSES
-from .schema import IR_VERSION
+from .proto import IR_VERSION
 
 __version__ = "0.1.0"
 
@@ -51,13 +51,13 @@ def save(model, f, save_as_external_data: bool = False, all_tensors_to_one_file:
 
 def to_dict(msg, preserving_proto_field_name: bool = True) -> dict:
     """What ``json_format.MessageToDict(msg, preserving_proto_field_name=True)`` gives."""
-    from .jsonform import to_dict as _to_dict  # noqa: PLC0415
+    from wirefmt import to_dict as _to_dict  # noqa: PLC0415
     return _to_dict(msg, preserving_proto_field_name)
 
 
 def from_dict(data: dict, type_name: str = "ModelProto"):
     """The inverse of `to_dict`; accepts proto field names and lowerCamelCase JSON names."""
-    from .jsonform import from_dict as _from_dict  # noqa: PLC0415
+    from wirefmt import from_dict as _from_dict  # noqa: PLC0415
     return _from_dict(data, message_class(type_name))
 
 

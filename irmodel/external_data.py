@@ -54,6 +54,7 @@ from itertools import chain
 from typing import Iterable, Iterator
 
 from .errors import ExternalDataError
+from .origin import Origin, origin_of, set_origin
 
 ALLOWED_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"})
 # Slice size for streaming copies and hashing: bounded memory, few system calls.
@@ -262,9 +263,9 @@ def _map_file(base_dir: str, info: ExternalDataInfo) -> _Mapped:
 def _base_dir_of(tensor, base_dir, location: str) -> str:
     if base_dir is not None:
         return os.fspath(base_dir)
-    d = tensor._root().__dict__
-    found = d.get("_base_dir")
-    if found is None or not d.get("_load_external", False):
+    origin = origin_of(tensor)
+    found = origin.base_dir if origin is not None else None
+    if found is None or not origin.load_external:
         why = ("its model was loaded with load_external_data=False" if found is not None
                else "its model was not loaded from a file")
         raise _error(tensor.name, location, f"the data is external but {why}; pass base_dir= "
@@ -281,11 +282,10 @@ def read_external_data(tensor, base_dir: str | None = None, *, verify_checksum: 
     """
     info = ExternalDataInfo(tensor)
     base = _base_dir_of(tensor, base_dir, info.location)
-    root = tensor._root()
-    cache = root.__dict__.get("_ext_maps")
-    if cache is None:
-        cache = {}
-        root.__dict__["_ext_maps"] = cache
+    origin = origin_of(tensor)
+    if origin is None:  # a model built in memory, read with an explicit base_dir
+        origin = set_origin(tensor._root(), Origin(base_dir=None, load_external=False))
+    cache = origin.data_files
     key = os.path.normpath(os.path.join(os.path.abspath(base), info.location))
     mapped = cache.get(key)
     if mapped is None:

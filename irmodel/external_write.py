@@ -42,6 +42,7 @@ import stat
 import sys
 from typing import Iterable
 
+from .origin import Origin, origin_of, set_origin
 from .external_data import (_CHUNK, _DEFAULT, _EXTERNAL, ExternalDataInfo, _check_bounds,
                             _contained, _error, _get_all_tensors, _get_initializer_tensors,
                             _map_file, check_location, external_tensors,
@@ -266,7 +267,7 @@ def write_external_data_tensors(model, filepath: str, *, checksum: bool = False,
     All files are written before any is renamed into place, and the tensors change only
     after that: an exception leaves the files and the model as they were.
     """
-    from .io import AtomicFiles  # noqa: PLC0415 (io imports the codec; keep this module light)
+    from .atomic import AtomicFiles  # noqa: PLC0415
 
     with AtomicFiles() as pending:
         written = _write_data_files(pending, model, os.fspath(filepath), checksum, model_path,
@@ -364,16 +365,16 @@ def save_with_external_data(model, f, all_tensors_to_one_file: bool = True,
     ``protect`` and ``progress`` are as for `write_external_data_tensors` (files no data
     file may replace; a ``(done, total)`` callback for the data bytes).
     """
-    from .codec import write_message  # noqa: PLC0415
-    from .io import AtomicFiles  # noqa: PLC0415
+    from .atomic import AtomicFiles  # noqa: PLC0415
+    from .io import write_model  # noqa: PLC0415
 
     path = _model_path(f)
     base = os.path.dirname(path)
     if location is None and all_tensors_to_one_file:
         location = os.path.basename(path) + ".data"
-    d = model.__dict__
-    if d.get("_load_external", False) and d.get("_base_dir") is not None:
-        load_external_data_for_model(model, d["_base_dir"])
+    origin = origin_of(model)
+    if origin is not None and origin.load_external and origin.base_dir is not None:
+        load_external_data_for_model(model, origin.base_dir)
     convert_model_to_external_data(model, all_tensors_to_one_file, location, size_threshold,
                                    convert_attribute)
     to_path = isinstance(f, (str, bytes, os.PathLike))
@@ -382,17 +383,18 @@ def save_with_external_data(model, f, all_tensors_to_one_file: bool = True,
         undo = _point_at_data_files(written)
         try:
             if to_path:
-                model_file.write(path, lambda fh: write_message(model, fh, durable=True))
+                model_file.write(path, lambda fh: write_model(model, fh, durable=True))
             data_files.commit()
             model_file.commit()  # last: the new model never names data not yet in place
         except BaseException:
             undo()
             raise
     if not to_path:
-        write_message(model, f)
-    d["_base_dir"] = base
-    d["_load_external"] = d.get("_load_external", True)
-    d.pop("_ext_maps", None)
+        write_model(model, f)
+    # The model's tensors now point at the files just written beside ``path``.
+    origin = origin_of(model) or set_origin(model, Origin())
+    origin.base_dir = base
+    origin.data_files = {}
 
 
 # -- copying -------------------------------------------------------------------------------
@@ -412,7 +414,7 @@ def copy_external_data(model, base_dir: str, target_dir: str, *, model_path: str
     target as it was.  ``progress(done, total)`` as for writing.  Returns the number of
     bytes copied.
     """
-    from .io import AtomicFiles  # noqa: PLC0415
+    from .atomic import AtomicFiles  # noqa: PLC0415
 
     sources: dict = {}  # normalized source path -> (location, tensor name, _Mapped)
     for tensor in external_tensors(model):

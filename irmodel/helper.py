@@ -30,7 +30,7 @@ from .io import dumps
 from .messages import (AttributeProto, FunctionProto, GraphProto, MapProto, ModelProto, NodeProto,
                        OperatorSetIdProto, OptionalProto, SequenceProto, SparseTensorProto,
                        TensorProto, TensorShapeProto, TrainingInfoProto, TypeProto, ValueInfoProto)
-from .schema import IR_VERSION
+from .proto import IR_VERSION
 
 # -- IR version of each release --------------------------------------------------------
 #: (release, IR version, ai.onnx opset, ai.onnx.ml opset[, ai.onnx.training opset]), as

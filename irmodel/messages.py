@@ -2,52 +2,12 @@
 
 from __future__ import annotations
 
-from .message import build_classes
-from .schema import REGISTRY
+from wirefmt import EnumType, build_classes
+
+from .proto import REGISTRY
 
 
-class EnumType:
-    """An enum's names and values, with the methods of protobuf's EnumTypeWrapper."""
-
-    def __init__(self, name: str, values: dict):
-        self.name = name
-        self._values = dict(values)
-        self._names = {}
-        for n, v in values.items():
-            self._names.setdefault(v, n)
-
-    def Name(self, number: int) -> str:
-        try:
-            return self._names[number]
-        except KeyError:
-            raise ValueError(f"enum {self.name} has no value {number}") from None
-
-    def Value(self, name: str) -> int:
-        try:
-            return self._values[name]
-        except KeyError:
-            raise ValueError(f"enum {self.name} has no name {name!r}") from None
-
-    def keys(self):
-        return list(self._values)
-
-    def values(self):
-        return list(self._values.values())
-
-    def items(self):
-        return list(self._values.items())
-
-    def __getattr__(self, name: str) -> int:
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __repr__(self) -> str:
-        return f"<enum {self.name}>"
-
-
-CLASSES = build_classes(REGISTRY)
+CLASSES = build_classes(REGISTRY, module="irmodel")
 ENUMS = {name: EnumType(name, spec.values) for name, spec in REGISTRY.enums.items()}
 
 # Nested types and enum values where protobuf's generated code puts them, so that

@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Callable
 
 from .messages import ENUMS
+from .origin import origin_of
 
 _DTYPE_NAMES = ENUMS["TensorProto.DataType"]
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
@@ -220,7 +221,8 @@ def summarize(model, base_dir: str | None = None,
     called now and then while the nodes are visited.
     """
     if base_dir is None:
-        base_dir = model.__dict__.get("_base_dir")
+        origin = origin_of(model)
+        base_dir = origin.base_dir if origin is not None else None
     g = model.graph
     census = Census(model, progress)
     by_dtype: dict = {}

@@ -96,6 +96,6 @@ def reference_class(syntax: str):
 
 
 def our_class(syntax: str):
-    from irmodel.message import build_classes
+    from wirefmt import build_classes
 
     return build_classes(wirefmt_registry(syntax))["Sink"]

@@ -27,7 +27,7 @@ import irmodel
 from irmodel import cli
 from irmodel.progress import Progress
 from irmodel.summary import summarize
-from irmodel.text import preview_values
+from irmodel.dump import preview_values
 from test_raw import reference_layout, sample_file_descriptor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -191,7 +191,7 @@ def test_a_result_over_the_protobuf_limit_is_written_with_a_warning(external_mod
                                                                       monkeypatch, capsys):
     # A real 2 GiB file would take seconds to write; the limit is lowered instead.
     out = tmp_path / "single.onnx"
-    monkeypatch.setattr(cli, "PROTOBUF_LIMIT", 1000)
+    monkeypatch.setattr(cli.convert, "PROTOBUF_LIMIT", 1000)
     assert cli.main(["convert", str(external_model), str(out), "--single-file"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("irmodel: warning: ") and "2 GiB" in err[0]

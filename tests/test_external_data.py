@@ -15,6 +15,8 @@ from onnx import helper, numpy_helper
 from onnx.external_data_helper import _get_all_tensors as ref_all_tensors
 
 import irmodel
+import irmodel.atomic
+import irmodel.origin
 from irmodel import external_data as ed
 from irmodel import external_write as ew
 from irmodel.external_data import _get_all_tensors as our_all_tensors
@@ -147,7 +149,7 @@ def test_external_raw_data_is_a_read_only_view_of_the_data_file(tmp_path):
     m = irmodel.load(path)
     big = m.graph.initializer[0]
     arr = irmodel.to_array(big)
-    mapped = m.__dict__["_ext_maps"][os.path.join(str(tmp_path), "model.onnx.data")]
+    mapped = irmodel.origin.origin_of(m).data_files[os.path.join(str(tmp_path), "model.onnx.data")]
     assert np.shares_memory(arr, np.frombuffer(mapped.view, dtype=np.uint8))
     assert not arr.flags.writeable and arr.flags.aligned
 
@@ -341,7 +343,7 @@ def test_data_files_are_streamed_in_bounded_slices(tmp_path, monkeypatch):
 
     monkeypatch.setattr(ew, "_CHUNK", 1000)
     writes = []
-    real_write = irmodel.io.AtomicFiles.write
+    real_write = irmodel.atomic.AtomicFiles.write
 
     class Recorder:
         def __init__(self, fh):
@@ -356,7 +358,7 @@ def test_data_files_are_streamed_in_bounded_slices(tmp_path, monkeypatch):
             return real_write(self, path, lambda fh: write(Recorder(fh)))
         return real_write(self, path, write)
 
-    monkeypatch.setattr(irmodel.io.AtomicFiles, "write", recording_write)
+    monkeypatch.setattr(irmodel.atomic.AtomicFiles, "write", recording_write)
     m = irmodel.loads(_reference_model().SerializeToString())
     ew.save_with_external_data(m, str(tmp_path / "model.onnx"), size_threshold=0)
     assert max(writes) < ew.ALIGNMENT

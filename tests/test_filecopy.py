@@ -1,4 +1,4 @@
-"""wirefmt.filecopy: the direct (O_DIRECT) copy used by atomic saves, and its fallbacks.
+"""irmodel.filecopy: the direct (O_DIRECT) copy used by atomic saves, and its fallbacks.
 
 The sizes that make a save take the direct path (64 MiB and up) are shrunk here so that
 files of a few hundred KB exercise every branch: the unaligned head, the aligned blocks on
@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 import irmodel
 from conftest import gemm_model_file, reference_edit
-import wirefmt.filecopy as filecopy
+import irmodel.filecopy as filecopy
 
 
 @pytest.fixture
@@ -233,6 +233,8 @@ def test_saving_over_the_loaded_file_through_the_direct_path(tmp_path, small_dir
 
 @pytest.mark.parametrize("durable", [False, True], ids=["kernel copy", "direct copy"])
 def test_progress_is_reported_during_long_copies_and_writes(tmp_path, monkeypatch, small_direct, durable):
+    from irmodel.filecopy import source_copier
+    from irmodel.origin import Origin
     from wirefmt.writer import StreamWriter
 
     monkeypatch.setattr(StreamWriter, "PROGRESS_COPY_STEP", 1 << 16)
@@ -241,9 +243,12 @@ def test_progress_is_reported_during_long_copies_and_writes(tmp_path, monkeypatc
     (tmp_path / "src").write_bytes(data)
     seen: list = []
     with open(tmp_path / "src", "rb") as src, open(tmp_path / "dst", "wb") as out:
-        w = StreamWriter(out, durable=durable, progress=seen.append)
+        view = memoryview(data)
+        origin = Origin()
+        origin.keep_source(os.dup(src.fileno()), view)
+        w = StreamWriter(out, progress=seen.append)
         w.write(b"head")
-        w.copy_range(src.fileno(), 1000, 250_000, lambda a, b: data[a:b])
+        w.copy_span(view, 1000, 250_000, source_copier(origin, out, durable=durable))
         w.write(memoryview(data)[:200_000])  # one large part
         w.flush()
         assert w.written == 4 + 250_000 + 200_000

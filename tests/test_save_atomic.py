@@ -2,7 +2,7 @@
 
 Both ways of writing are tested: the anonymous ``O_TMPFILE`` file (Linux), and the named
 temporary file used where that is unavailable (forced here by clearing
-``irmodel.io._O_TMPFILE``).  The contract is in the docstring of `irmodel.io`.
+``irmodel.atomic._O_TMPFILE``).  The contract is in the docstring of `irmodel.atomic`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 import irmodel
+import irmodel.atomic
 import irmodel.io
 import wirefmt.writer
 from irmodel import external_write as ew
@@ -84,7 +85,7 @@ def way(request, tmp_path, monkeypatch):
         if problem:
             pytest.skip(f"the O_TMPFILE path cannot be tested: {problem}")
     else:
-        monkeypatch.setattr(irmodel.io, "_O_TMPFILE", None)
+        monkeypatch.setattr(irmodel.atomic, "_O_TMPFILE", None)
     return request.param
 
 
@@ -200,7 +201,7 @@ def test_an_exception_saving_with_external_data_leaves_every_file_and_the_model_
 
 def test_many_data_files_beyond_the_open_descriptor_budget(tmp_path, way, monkeypatch):
     """Past _MAX_ANONYMOUS pending files, finished ones get temporary names; all still vanish on error."""
-    monkeypatch.setattr(irmodel.io, "_MAX_ANONYMOUS", 2)
+    monkeypatch.setattr(irmodel.atomic, "_MAX_ANONYMOUS", 2)
     ref = _reference_model(3, tensors=7, floats_each=2000)
     path = str(tmp_path / "model.onnx")
     real_stream, calls = ew._stream, []
@@ -228,13 +229,13 @@ def test_many_data_files_beyond_the_open_descriptor_budget(tmp_path, way, monkey
 CHILD = r"""
 import os, sys
 sys.path.insert(0, sys.argv[1])
-import irmodel, irmodel.io, wirefmt.writer
+import irmodel, irmodel.atomic, wirefmt.writer
 from irmodel import external_write as ew
 
 way, source, target, external, block_after = sys.argv[2:7]
 block_after = int(block_after)
 if way == "named":
-    irmodel.io._O_TMPFILE = None
+    irmodel.atomic._O_TMPFILE = None
 model = irmodel.loads(open(source, "rb").read())
 state = {"n": 0}
 
@@ -429,11 +430,11 @@ UNPRIVILEGED = r"""
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import hashlib, uuid  # noqa: F401  (imported lazily by the save; nobody cannot read them)
-import irmodel, irmodel.io
+import irmodel, irmodel.atomic
 
 way, source, directory = sys.argv[2:5]
 if way == "named":
-    irmodel.io._O_TMPFILE = None
+    irmodel.atomic._O_TMPFILE = None
 model = irmodel.loads(open(source, "rb").read())
 irmodel.dumps(model)
 if os.geteuid() == 0:  # root ignores permissions: become nobody (imports are done)

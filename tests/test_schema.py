@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from irmodel.schema import REGISTRY
+from irmodel.proto import REGISTRY
 from wirefmt.schema import KIND_NAMES, ENUM, MESSAGE
 
 

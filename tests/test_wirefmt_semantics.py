@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import irmodel
-from irmodel.jsonform import to_dict
+from wirefmt import to_dict
 from kitchen_sink import NUMERIC, SCALARS, our_class, reference_class
 from wirefmt import DecodeError
 from wirefmt.varint import encode_varint

@@ -1,7 +1,8 @@
-"""The two ways a wire-format operation can fail.
+"""The ways a protobuf operation can fail.
 
 `DecodeError` is about *the input*: bytes that are not a valid protobuf encoding.
-`EncodeError` is about *the caller*: a value that the schema cannot represent.
+`ParseError` is about *the input* too, in the dict (JSON) form: data that does not fit
+the schema.  `EncodeError` is about *the caller*: a value that the schema cannot represent.
 Keeping them apart (as h11 keeps local and remote errors apart) tells a user
 whether to blame the file or their own code.
 """
@@ -37,3 +38,7 @@ class DecodeError(ValueError):
 
 class EncodeError(ValueError):
     """A value that cannot be written under its field's schema (wrong range, wrong type)."""
+
+
+class ParseError(ValueError):
+    """A dict that does not fit the message schema (what json_format.ParseError reports)."""

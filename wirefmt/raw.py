@@ -49,6 +49,7 @@ from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .reader import Field, iter_fields
 from .schema import I32, I64, LEN, SGROUP, VARINT
+from .values import to_float32
 
 #: Bytes shown (in hex) of a payload that is neither a message nor text.
 PREVIEW_BYTES = 16
@@ -208,7 +209,7 @@ def _float32_text(bits: int) -> str:
     x = _F32.unpack(bits.to_bytes(4, "little"))[0]
     for d in (6, 7, 8, 9):  # float32 needs at most 9 significant digits to round-trip
         s = "%.*g" % (d, x)
-        if x != x or _F32.unpack(_F32.pack(float(s)))[0] == x:
+        if x != x or to_float32(float(s)) == x:
             return s
     return repr(x)
 

@@ -12,8 +12,8 @@ from typing import Iterator, NamedTuple
 
 from .errors import DecodeError
 from .limits import MAX_DEPTH, MAX_FIELD_NUMBER
-from .schema import (BOOL, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, I32, I64, INT32, INT64, LEN,
-                     SFIXED32, SFIXED64, SGROUP, EGROUP, SINT32, SINT64, UINT32, UINT64, VARINT)
+from .schema import (BOOL, EGROUP, ENUM, FIXED_FORMAT, FIXED_WIDTH, FLOAT, I32, I64, INT32, INT64,
+                     LEN, SGROUP, SINT32, SINT64, UINT32, UINT64, VARINT)
 from .varint import read_varint, to_int32, to_int64, zigzag_decode, MASK32
 
 WIRE_TYPE_NAMES = {VARINT: "varint", I64: "fixed64", LEN: "length-delimited",
@@ -154,14 +154,6 @@ def float32_nan(buf, pos: int) -> Float32NaN:
 
 # -- packed repeated scalars ----------------------------------------------------------
 
-_FIXED_FORMATS = {FLOAT: "f", DOUBLE: "d", FIXED32: "I", FIXED64: "Q", SFIXED32: "i", SFIXED64: "q"}
-_FIXED_WIDTH = {k: struct.calcsize("<" + c) for k, c in _FIXED_FORMATS.items()}
-
-
-def fixed_width(kind: int) -> int:
-    return _FIXED_WIDTH[kind]
-
-
 def convert_varint(kind: int, raw: int):
     """Turn the raw uint64 of a varint into the value of a field of ``kind``."""
     if kind == INT64:
@@ -183,10 +175,10 @@ def convert_varint(kind: int, raw: int):
 
 def unpack_fixed(kind: int, buf, start: int, end: int) -> list:
     """Decode packed fixed-width values; the length must be a multiple of the width."""
-    width = _FIXED_WIDTH[kind]
+    width = FIXED_WIDTH[kind]
     if (end - start) % width:
         raise DecodeError(f"packed data of {end - start} bytes is not a multiple of {width}", start)
-    fmt = "<%d%s" % ((end - start) // width, _FIXED_FORMATS[kind])
+    fmt = "<%d%s" % ((end - start) // width, FIXED_FORMAT[kind][1])
     values = list(struct.unpack_from(fmt, buf, start))
     if kind == FLOAT:
         for i, v in enumerate(values):
@@ -215,17 +207,3 @@ def unpack_varints(kind: int, buf, start: int, end: int) -> list:
         v, pos = read_varint(buf, pos, end)
         append(convert_varint(kind, v))
     return out
-
-
-def unpack_fixed_value(kind: int, raw: int):
-    """Turn the little-endian integer of an I32/I64 field into the value of ``kind``."""
-    if kind == FLOAT:
-        v = struct.unpack("<f", raw.to_bytes(4, "little"))[0]
-        return Float32NaN(raw) if v != v else v
-    if kind == DOUBLE:
-        return struct.unpack("<d", raw.to_bytes(8, "little"))[0]
-    if kind == SFIXED32:
-        return raw - (1 << 32) if raw >> 31 else raw
-    if kind == SFIXED64:
-        return raw - (1 << 64) if raw >> 63 else raw
-    return raw

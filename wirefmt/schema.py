@@ -25,8 +25,6 @@ KIND_BY_NAME = {v: k for k, v in KIND_NAMES.items()}
 # Wire types.
 VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
 
-MESSAGE_KIND, GROUP_KIND = MESSAGE, GROUP
-
 #: The wire type each kind is written with when not packed.
 WIRE_TYPE = {
     DOUBLE: I64, FLOAT: I32, INT64: VARINT, UINT64: VARINT, INT32: VARINT, FIXED64: I64,
@@ -37,9 +35,13 @@ WIRE_TYPE = {
 PACKABLE = frozenset(k for k, wt in WIRE_TYPE.items() if wt in (VARINT, I32, I64))
 #: Kinds whose JSON form (protobuf's ProtoJSON) is a string because they are 64 bits wide.
 INT64_KINDS = frozenset((INT64, UINT64, FIXED64, SFIXED64, SINT64))
-SIGNED_KINDS = frozenset((INT32, INT64, SINT32, SINT64, SFIXED32, SFIXED64))
 INTEGER_KINDS = frozenset((INT32, INT64, UINT32, UINT64, SINT32, SINT64, FIXED32, FIXED64,
                            SFIXED32, SFIXED64))
+#: The ``struct`` format (little-endian) of each fixed-width kind: the one table the reader,
+#: the writer and the message scan share.
+FIXED_FORMAT = {FLOAT: "<f", DOUBLE: "<d", FIXED32: "<I", FIXED64: "<Q", SFIXED32: "<i", SFIXED64: "<q"}
+#: Bytes per value of each fixed-width kind.
+FIXED_WIDTH = {kind: 4 if WIRE_TYPE[kind] == I32 else 8 for kind in FIXED_FORMAT}
 #: Inclusive value range of each integer kind.
 INT_RANGE = {
     INT32: (-(1 << 31), (1 << 31) - 1), SINT32: (-(1 << 31), (1 << 31) - 1),
@@ -119,7 +121,7 @@ class MessageSpec:
         default value is neither written nor reported."""
         if f.repeated:
             return False
-        if self.syntax != "proto3" or f.kind in (MESSAGE_KIND, GROUP_KIND) or f.oneof:
+        if self.syntax != "proto3" or f.kind in (MESSAGE, GROUP) or f.oneof:
             return True
         return bool(f.explicit_presence)
 
@@ -164,7 +166,7 @@ class Registry:
         """Check that every referenced type exists (run by tests, not at import)."""
         for m in self.messages.values():
             for f in m.fields:
-                if f.kind in (11, 10):
+                if f.kind in (MESSAGE, GROUP):
                     self.message(f.type_name)
                 elif f.kind == ENUM:
                     self.enum(f.type_name)

@@ -1,4 +1,4 @@
-"""Varint, zigzag and fixed-width primitives over ``(buf, pos)``.
+"""Varint and zigzag primitives over ``(buf, pos)``.
 
 Every reader takes the buffer, a position and the end of the region it may read, and
 returns ``(value, new_pos)``, in the style of tomli's ``parse_x(src, pos)`` functions.
@@ -6,20 +6,12 @@ returns ``(value, new_pos)``, in the style of tomli's ``parse_x(src, pos)`` func
 
 from __future__ import annotations
 
-import struct
-
 from .errors import DecodeError
 from .limits import MAX_VARINT_BYTES
 
 MASK64 = (1 << 64) - 1
 MASK32 = (1 << 32) - 1
 
-_F32 = struct.Struct("<f")
-_F64 = struct.Struct("<d")
-_U32 = struct.Struct("<I")
-_U64 = struct.Struct("<Q")
-_I32 = struct.Struct("<i")
-_I64 = struct.Struct("<q")
 
 
 # Masks for `read_varint`'s word-at-a-time path (16 bytes wide; a varint has at most 10).
@@ -76,11 +68,6 @@ def read_varint(buf, pos: int, end: int) -> tuple[int, int]:
             raise DecodeError("varint longer than 10 bytes", start)
 
 
-def varint_is_minimal(buf, start: int, end: int) -> bool:
-    """True when the varint in ``buf[start:end]`` uses no redundant trailing zero byte."""
-    return end - start == 1 or buf[end - 1] != 0
-
-
 def zigzag_decode(n: int) -> int:
     return (n >> 1) ^ -(n & 1)
 
@@ -117,16 +104,3 @@ def encode_varint(n: int) -> bytes:
         n >>= 7
     out.append(n)
     return bytes(out)
-
-
-def varint_size(n: int) -> int:
-    if n < 0:
-        return 10
-    if n < 128:
-        return 1
-    return (n.bit_length() + 6) // 7
-
-
-def float32_round(x: float) -> float:
-    """The value a double takes after a round trip through float32."""
-    return _F32.unpack(_F32.pack(x))[0]

@@ -8,18 +8,21 @@ field, fields in field-number order (the caller's job: it walks the schema in or
 from __future__ import annotations
 
 import struct
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Callable, Iterable
 
 from .errors import EncodeError
-from .filecopy import direct_copy, kernel_copy
 from .reader import Float32NaN
-from .schema import (BOOL, DOUBLE, ENUM, FIXED32, FIXED64, FLOAT, INT32, INT64, LEN, SFIXED32, SFIXED64,
-                     SINT32, SINT64, STRING, UINT32, UINT64, VARINT, WIRE_TYPE)
+from .schema import (BOOL, ENUM, FIXED_FORMAT, FLOAT, INT32, INT64, LEN, SINT32, SINT64, STRING, UINT32,
+                     UINT64, VARINT, WIRE_TYPE)
 from .varint import MASK64, encode_varint, zigzag_encode
 
-_FIXED_FORMATS = {FLOAT: "f", DOUBLE: "d", FIXED32: "I", FIXED64: "Q", SFIXED32: "i", SFIXED64: "q"}
-_FIXED_STRUCTS = {k: struct.Struct("<" + c) for k, c in _FIXED_FORMATS.items()}
+_FIXED_STRUCTS = {k: struct.Struct(fmt) for k, fmt in FIXED_FORMAT.items()}
 _U32 = struct.Struct("<I")
+
+#: ``copier(mv, start, length) -> copied``: moves ``mv[start:start + length]`` into the
+#: writer's file itself (after the writer has flushed everything before it) and says how
+#: many bytes it managed from the front (0: "not here").  The writer writes the rest.
+SpanCopier = Callable[[memoryview, int, int], int]
 
 
 def tag(number: int, wire_type: int) -> bytes:
@@ -52,7 +55,7 @@ def encode_scalar(kind: int, v) -> bytes:
     try:
         return _FIXED_STRUCTS[kind].pack(v)
     except struct.error as exc:
-        raise EncodeError(f"cannot encode {v!r} as {_FIXED_FORMATS[kind]}: {exc}") from None
+        raise EncodeError(f"cannot encode {v!r} as {FIXED_FORMAT[kind][1]}: {exc}") from None
 
 
 def encode_packed_body(kind: int, values: Iterable) -> bytes:
@@ -66,16 +69,17 @@ def encode_packed_body(kind: int, values: Iterable) -> bytes:
     if kind == FLOAT and any(type(v) is Float32NaN for v in values):
         return b"".join([encode_scalar(FLOAT, v) for v in values])
     try:
-        return struct.pack("<%d%s" % (len(values), _FIXED_FORMATS[kind]), *values)
+        return struct.pack("<%d%s" % (len(values), FIXED_FORMAT[kind][1]), *values)
     except struct.error as exc:
-        raise EncodeError(f"cannot encode packed {_FIXED_FORMATS[kind]}: {exc}") from None
+        raise EncodeError(f"cannot encode packed {FIXED_FORMAT[kind][1]}: {exc}") from None
 
 
 class StreamWriter:
     """Collects output parts and writes them to ``fileobj``, coalescing small ones.
 
     Large parts (memoryviews over an mmap, typically tensor data) go straight to the
-    file so that an output larger than memory never exists as one object.
+    file so that an output larger than memory never exists as one object.  Opens no
+    files: runs of a source buffer can be handed to a caller's copier (`copy_span`).
     """
 
     COALESCE = 1 << 20  # flush the small-part buffer once it holds 1 MiB
@@ -85,12 +89,9 @@ class StreamWriter:
     #: With a progress callback, copies go in steps this long, for the same reason.
     PROGRESS_COPY_STEP = 1 << 28
 
-    def __init__(self, fileobj: BinaryIO, *, durable: bool = False, progress=None):
-        """``durable``: the caller fsyncs the file afterwards, so large copied ranges may
-        bypass the page cache (`wirefmt.filecopy.direct_copy`).  ``progress(n)`` is
-        called with the bytes that have reached the file object so far."""
+    def __init__(self, fileobj: BinaryIO, *, progress: Callable[[int], None] | None = None):
+        """``progress(n)`` is called with the bytes that have reached the file object so far."""
         self._f = fileobj
-        self._durable = durable
         self._progress = progress
         self._pending = bytearray()
         self.written = 0  # bytes accepted, including those still pending
@@ -126,36 +127,32 @@ class StreamWriter:
             self._put(self._pending)
             self._pending = bytearray()
 
-    def copy_range(self, src_fd: int, offset: int, length: int, fallback) -> None:
-        """Append ``length`` bytes of file ``src_fd`` from ``offset``, copied by the kernel.
+    def copy_span(self, mv: memoryview, start: int, length: int, copier: SpanCopier | None = None) -> None:
+        """Append ``mv[start:start + length]``, through ``copier`` where it can.
 
-        Why: an unchanged 1.5 GB initializer copied through an mmap makes every page of
-        it resident in this process (and costs a page fault per page or so);
-        ``copy_file_range``/``sendfile`` move the bytes inside the kernel, at the speed of
-        a plain file copy, with no pages of ours; for a durable output, direct writes
-        save the fsync most of its wait (`wirefmt.filecopy`).  ``fallback()`` gives the
-        bytes as a buffer when the output is not a file with a descriptor or the kernel
-        refuses.
+        Why a copier: an unchanged 1.5 GB initializer written from an mmap makes every
+        page of it resident in this process; whoever owns the mapped file can move the
+        bytes file-to-file in the kernel instead.  Before each call everything written so
+        far is flushed to the file object and the file object itself flushed, so the
+        copier may write at the file's descriptor position.  What it does not copy is
+        written from ``mv``.
         """
-        self.flush()
-        try:
-            dst_fd = self._f.fileno()
-            self._f.flush()
-        except (AttributeError, OSError, ValueError):
-            dst_fd = None
         done = 0
-        if dst_fd is not None:
+        if copier is not None and length:
+            self.flush()
+            flush = getattr(self._f, "flush", None)
+            if flush is not None:
+                flush()
             step = length if self._progress is None else self.PROGRESS_COPY_STEP
             while done < length:
                 n = min(step, length - done)
-                got = direct_copy(src_fd, dst_fd, offset + done, n) if self._durable else 0
-                got += kernel_copy(src_fd, dst_fd, offset + done + got, n - got)
+                got = copier(mv, start + done, n)
                 done += got
-                if self._progress is not None:
+                if self._progress is not None and got:
                     self._reported += got
                     self._progress(self._reported)
                 if got < n:
-                    break  # the kernel cannot (or the source ended): the fallback does the rest
+                    break  # the copier cannot (any more): the rest is written from mv
         self.written += done
         if done < length:
-            self.write(fallback(offset + done, offset + length))
+            self.write(mv[start + done:start + length])

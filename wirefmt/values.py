@@ -1,4 +1,5 @@
-"""Validation and defaults of scalar field values, as protobuf's Python API applies them.
+"""Scalar field values: validation and defaults as protobuf's Python API applies them,
+and the float32 facts (rounding, shortest text) that every layer shares.
 
 protobuf raises TypeError for a value of the wrong type and ValueError for one out of
 range; users of `onnx` rely on both, so the same rules apply here.
@@ -9,8 +10,8 @@ from __future__ import annotations
 import math
 import struct
 
-from wirefmt.reader import Float32NaN
-from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT32, INT_RANGE, INTEGER_KINDS, STRING,
+from .reader import Float32NaN
+from .schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT32, INT_RANGE, INTEGER_KINDS, STRING,
                             FieldSpec, KIND_NAMES, Registry)
 
 _F32 = struct.Struct("<f")
@@ -27,6 +28,22 @@ def to_float32(x: float) -> float:
         if math.isfinite(x) and abs(x) < _FLOAT32_MAX * (1 + 2 ** -25):
             return math.copysign(_FLOAT32_MAX, x)
         return math.copysign(math.inf, x)
+
+
+def shortest_float32(x: float) -> float:
+    """The double with the fewest significant digits that rounds to the same float32."""
+    for precision in range(6, 10):
+        rounded = float("%.*g" % (precision, x))
+        if to_float32(rounded) == x:
+            return rounded
+    return x
+
+
+def is_default(v) -> bool:
+    """proto3 implicit presence: zero, empty, False; -0.0 counts as set (its bits are not 0)."""
+    if isinstance(v, float):
+        return v == 0.0 and str(v)[0] != "-"
+    return not v
 
 
 def check_string(v):

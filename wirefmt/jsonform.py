@@ -11,22 +11,10 @@ from __future__ import annotations
 import base64
 import math
 
-from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT64_KINDS, INTEGER_KINDS, MESSAGE,
-                            STRING)
-
-from wirefmt.errors import EncodeError
-from wirefmt.limits import MAX_DEPTH
-
-from .values import to_float32
-
-
-def shortest_float32(x: float) -> float:
-    """The double with the fewest significant digits that rounds to the same float32."""
-    for precision in range(6, 10):
-        rounded = float("%.*g" % (precision, x))
-        if to_float32(rounded) == x:
-            return rounded
-    return x
+from .errors import EncodeError, ParseError
+from .limits import MAX_DEPTH
+from .schema import BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT64_KINDS, INTEGER_KINDS, MESSAGE, STRING
+from .values import shortest_float32
 
 
 def _special(x: float):
@@ -84,8 +72,6 @@ def to_dict(msg, use_field_names: bool = True, _depth: int = 0) -> dict:
 _SPECIALS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-class ParseError(ValueError):
-    """A dict that does not fit the message schema (what json_format.ParseError reports)."""
 
 
 def _scalar_from_json(f, value, registry, path: str):

@@ -169,6 +169,3 @@ REGISTRY = Registry(
     [MessageSpec(name, tuple(_field(r) for r in rows)) for name, rows in _MESSAGES.items()],
     [EnumSpec(name, values, closed=True) for name, values in _ENUMS.items()],
 )
-
-#: Message type names a user may pass to `irmodel.loads`.
-MESSAGE_NAMES = tuple(REGISTRY.messages)

@@ -1,7 +1,7 @@
 """Per-message-type scan functions, generated from the schema tables.
 
 Why generate code: a full walk of a large graph is dominated by the loop that splits a
-message into fields.  The generic loop (`message._scan`) looks every tag up in a table
+message into fields.  The generic loop (`scan._scan`) looks every tag up in a table
 and branches on the resulting action; here each message type gets its own loop in which
 the tags of its common fields are integer constants in one ``if``/``elif`` chain (in field
 number order, which is the order protobuf writes them) and field names are constants.
@@ -24,12 +24,7 @@ make us copy more than 127 bytes beyond the message.
 
 from __future__ import annotations
 
-import re
-
-from wirefmt.schema import (BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT,
-                            MessageSpec, Registry)
-
-_LOCAL = re.compile(r"\bL\d+\b")
+from .schema import BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT, MessageSpec, Registry
 
 _HEADER_CHILD = '''\
 def make_child(cls, parent, start, end, key, idx=-1):
@@ -111,13 +106,15 @@ def _sibling_pops(spec: MessageSpec, f) -> str:
     return out
 
 
-def _new_list(f, check: str) -> str:
+def _new_list(f, check: str, locals_: set) -> str:
     """Find or create the repeated container once per scan, then keep it in a local.
 
     The container is created on the first element; if packed chunks of the field came
-    first (they wait in ``_lazy``), the generic path keeps the order exact.
+    first (they wait in ``_lazy``), the generic path keeps the order exact.  The local's
+    name is added to ``locals_`` (the function header initialises each to None).
     """
     name, local = f.name, f"L{f.number}"
+    locals_.add(local)
     return (f"                    if {local} is None:\n"
             f"                        {local} = d.get({name!r})\n"
             f"                        if {local} is None:\n"
@@ -125,12 +122,11 @@ def _new_list(f, check: str) -> str:
             f"                                pos = slow(m, src, mv, pos, end)\n"
             f"                                lazy = d.get(\"_lazy\")\n"
             f"                                continue\n"
-            f"                            {local} = d[{name!r}] = RS()\n"
-            f"                            {local}._owner = m\n"
-            f"                            {local}._check = {check}\n")
+            f"                            {local} = d[{name!r}] = new_repeated((), m, {check})\n")
 
 
-def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of) -> tuple[int, str] | None:
+def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
+            locals_: set) -> tuple[int, str] | None:
     """(tag, code) of the inline branch for field ``f``, or None to leave it to ``slow``."""
     name = f.name
     sibs = _sibling_pops(spec, f)
@@ -142,7 +138,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of) -> t
             return None
         if kind == STRING:
             if f.repeated:
-                body = _LEN + _new_list(f, check) + f"                    append(L{f.number}, src[q:e].decode())\n"
+                body = _LEN + _new_list(f, check, locals_) + f"                    append(L{f.number}, src[q:e].decode())\n"
             else:
                 body = _LEN + sibs + f"                    d[{name!r}] = src[q:e].decode()\n"
         elif kind == BYTES:
@@ -154,13 +150,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of) -> t
             body = _LEN + (
                 f"                    seq = d.get({name!r})\n"
                 "                    if seq is None:\n"
-                f"                        seq = d[{name!r}] = new(RM)\n"
-                "                        seq._owner = m\n"
-                f"                        seq._name = {name!r}\n"
-                f"                        seq._cls = CLASS_{f.number}\n"
-                "                        seq._spans = [q, e]\n"
-                "                        seq._items = None\n"
-                "                        seq._forget_cb = None\n"
+                f"                        d[{name!r}] = RM(m, {name!r}, CLASS_{f.number}, [q, e])\n"
                 "                    else:\n"
                 "                        spans = seq._spans\n"
                 "                        spans.append(q)\n"
@@ -201,7 +191,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of) -> t
                 "                    else:\n"
                 "                        v, pos = read_varint(src, pos + @L, end)\n" + wide)
         if f.repeated:
-            return tag, _new_list(f, check) + read + f"                    append(L{f.number}, v)\n"
+            return tag, _new_list(f, check, locals_) + read + f"                    append(L{f.number}, v)\n"
         return tag, read + sibs + f"                    d[{name!r}] = v\n"
     if kind == FLOAT:
         tag = f.number << 3 | I32
@@ -211,7 +201,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of) -> t
                 "                    if v != v:  # NaN: keep its exact bits\n"
                 "                        v = float32_nan(src, pos + @L)\n")
         if f.repeated:
-            return tag, _new_list(f, check) + read + f"                    append(L{f.number}, v)\n                    pos += @L4\n"
+            return tag, _new_list(f, check, locals_) + read + f"                    append(L{f.number}, v)\n                    pos += @L4\n"
         return tag, read + sibs + f"                    d[{name!r}] = v\n                    pos += @L4\n"
     return None
 
@@ -230,8 +220,9 @@ _HOT_ORDER = {
 }
 
 
-def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> str:
-    """The body shared by the two generated functions: the if/elif chain over tags.
+def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> tuple[str, set]:
+    """The body shared by the two generated functions: the if/elif chain over tags,
+    and the names of the locals it keeps containers in.
 
     One-byte tags (fields 1-15) are compared directly; two-byte tags (fields 16-2047,
     such as AttributeProto.type) in a nested chain entered when the first byte says so,
@@ -240,8 +231,9 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> 
     hot = _HOT_ORDER.get(spec.name, ())
     fields = sorted(spec.fields, key=lambda f: (hot.index(f.name) if f.name in hot else len(hot), f.number))
     entries, long_ = [], []
+    locals_: set = set()
     for f in fields:
-        b = _branch(spec, registry, f, consts, cls_of)
+        b = _branch(spec, registry, f, consts, cls_of, locals_)
         if b is None:
             continue
         if b[0] < 128:
@@ -265,8 +257,8 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> 
                      "                    lazy = d.get(\"_lazy\")\n")
         out.append(f"                {kw} tag > 127:\n" + _indent("".join(chain), 1))
     if not out:
-        return "                if False:\n                    pass\n"
-    return "".join(out)
+        return "                if False:\n                    pass\n", locals_
+    return "".join(out), locals_
 
 
 def build_scanner(cls, registry: Registry, helpers: dict, which: str):
@@ -277,21 +269,21 @@ def build_scanner(cls, registry: Registry, helpers: dict, which: str):
     message (the root, and later occurrences of a merged singular submessage).  Each is
     compiled on its first call only: most types only ever need one of the two, and
     compiling costs about a millisecond per function.
-    ``helpers`` supplies the functions the code calls (see `message.build_classes`).
+    ``helpers`` supplies the functions the code calls (`scan._SCANNER_HELPERS`).
     """
     spec = cls._spec
     consts: dict = {}
-    body = scan_source(spec, registry, consts, lambda f: cls._classes[f.name])
+    body, locals_ = scan_source(spec, registry, consts, lambda f: cls._classes[f.name])
     for f in spec.fields:
         if f.name in cls._checks:
             consts[f"CHECK_{f.number}"] = cls._checks[f.name]
     ns = dict(helpers)
     ns.update(consts)
-    locals_ = "".join(f"    L{n} = None\n" for n in sorted({int(w[1:]) for w in _LOCAL.findall(body)}))
+    init = "".join(f"    {name} = None\n" for name in sorted(locals_))
     if which == "make_child":
-        source = _HEADER_CHILD + locals_ + _LOOP_HEAD + body + _LOOP_TAIL + "    return m\n"
+        source = _HEADER_CHILD + init + _LOOP_HEAD + body + _LOOP_TAIL + "    return m\n"
     else:
-        source = _HEADER_SCAN + locals_ + _LOOP_HEAD + body + _LOOP_TAIL
-    code = compile(source, f"<irmodel {which} {spec.name}>", "exec")
+        source = _HEADER_SCAN + init + _LOOP_HEAD + body + _LOOP_TAIL
+    code = compile(source, f"<wirefmt {which} {spec.name}>", "exec")
     exec(code, ns)  # noqa: S102 -- source built above from the schema tables only
     return ns[which]

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
-from wirefmt.errors import EncodeError
-from wirefmt.limits import MAX_DEPTH
-from wirefmt.schema import BYTES, LEN, MESSAGE, STRING, WIRE_TYPE
-from wirefmt.varint import encode_varint
-from wirefmt.writer import StreamWriter, encode_packed_body, encode_scalar, tag
-
 from .containers import RepeatedMessages
 from .containers import _ItemRef as ref
-from .message import _is_default
+from .errors import EncodeError
+from .limits import MAX_DEPTH
+from .schema import BYTES, LEN, MESSAGE, STRING, WIRE_TYPE
+from .values import is_default
+from .varint import encode_varint
+from .writer import SpanCopier, StreamWriter, encode_packed_body, encode_scalar, tag
 
 _TAGS: dict = {}
 
@@ -33,8 +32,8 @@ def _tag(number: int, wt: int) -> bytes:
 
 
 class _SourceSpan:
-    """A large unchanged run of the source buffer: copied file-to-file by the kernel when
-    the source is a mapped file and the output a file (`StreamWriter.copy_range`)."""
+    """A large unchanged run of the source buffer, handed to the writer's copier (a mapped
+    file's owner can copy it file-to-file without touching its pages: `StreamWriter.copy_span`)."""
 
     __slots__ = ("mv", "start", "end")
 
@@ -122,7 +121,7 @@ def build_plan(msg, depth: int = 0) -> _Plan:
         else:
             continue
         kind = f.kind
-        if implicit and name in implicit and _is_default(value):
+        if implicit and name in implicit and is_default(value):
             continue
         if kind == MESSAGE:
             t = _tag(f.number, LEN)
@@ -200,31 +199,21 @@ def dumps_message(msg) -> bytes:
     return b"".join([p.view() if type(p) is _SourceSpan else p for p in _iter_parts(build_plan(msg))])
 
 
-def write_message(msg, fileobj: BinaryIO, *, durable: bool = False, progress=None) -> int:
+def write_message(msg, fileobj: BinaryIO, *, copier: SpanCopier | None = None, progress=None) -> int:
     """Stream the encoding of ``msg`` to a binary file; returns the number of bytes written.
 
-    Unchanged runs of a model loaded from a file are copied file-to-file by the kernel
-    (see `StreamWriter.copy_range`): saving a 1.5 GB model with one edited field costs
-    about what copying the file costs, and maps none of it into this process.
-    ``durable=True`` says the caller fsyncs ``fileobj`` afterwards (an atomic save), which
-    lets large copies bypass the page cache (`wirefmt.filecopy.direct_copy`);
-    ``progress(n)`` hears of the bytes written so far, during long copies too.
+    Unchanged runs of the buffer ``msg`` was read from go to ``copier`` when one is given
+    (see `StreamWriter.copy_span`): the owner of a mapped file copies them file-to-file,
+    so saving a 1.5 GB model with one edited field costs about what copying the file
+    costs and maps none of it.  ``progress(n)`` hears of the bytes written so far.
     """
-    writer = StreamWriter(fileobj, durable=durable, progress=progress)
-    source_fd, source_mv = msg._root().__dict__.get("_source", (None, None))
-
-    def put(span: _SourceSpan) -> None:
-        if source_fd is not None and span.mv is source_mv:
-            writer.copy_range(source_fd, span.start, len(span), lambda a, b: span.mv[a:b])
-        else:
-            writer.write(span.view())  # written in slices (`StreamWriter.WRITE_STEP`)
-
+    writer = StreamWriter(fileobj, progress=progress)
     if msg._start >= 0:
-        put(_SourceSpan(msg._buf[1], msg._start, msg._end))
+        writer.copy_span(msg._buf[1], msg._start, msg._end - msg._start, copier)
     else:
         for part in _iter_parts(build_plan(msg)):
             if type(part) is _SourceSpan:
-                put(part)
+                writer.copy_span(part.mv, part.start, len(part), copier)
             else:
                 writer.write(part)
     writer.flush()

@@ -27,7 +27,7 @@ from wirefmt.reader import convert_varint
 from wirefmt.schema import BYTES, DOUBLE, ENUM, FLOAT, INT32, INT64, MESSAGE, STRING, UINT64
 from wirefmt.varint import read_varint
 
-from .jsonform import shortest_float32
+from wirefmt.values import shortest_float32
 from .messages import ENUMS
 from .summary import EXTERNAL, dtype_name, element_count, external_entries, tensor_nbytes, type_info, type_text
 

@@ -53,6 +53,32 @@ _UNSUPPORTED = frozenset(getattr(errno, n) for n in ("EXDEV", "ENOSYS", "EINVAL"
 _O_DIRECT = getattr(os, "O_DIRECT", 0) if fcntl is not None else 0  # 0: no direct copies here
 
 
+def source_copier(origin, fileobj, *, durable: bool = False):
+    """The copier (`wirefmt.SpanCopier`) that moves runs of ``origin``'s mapped model file
+    into ``fileobj`` without passing them through Python, or None where it cannot apply.
+
+    It copies only runs of the mapped file's own view (``mv is origin.source_view``) and
+    only into a file object with a descriptor; ``durable`` (the caller fsyncs the output)
+    lets large runs go through `direct_copy` first.  It returns 0 when the kernel refuses,
+    and the writer then writes the bytes from the mapping.
+    """
+    if origin is None or origin.source_fd is None:
+        return None
+    try:
+        dst_fd = fileobj.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    src_fd, source_view = origin.source_fd, origin.source_view
+
+    def copy(mv, offset: int, length: int) -> int:
+        if mv is not source_view:
+            return 0
+        got = direct_copy(src_fd, dst_fd, offset, length) if durable else 0
+        return got + kernel_copy(src_fd, dst_fd, offset + got, length - got)
+
+    return copy
+
+
 def kernel_copy(src_fd: int, dst_fd: int, offset: int, length: int) -> int:
     """Bytes copied from ``src_fd`` to the current position of ``dst_fd`` (0 if unsupported)."""
     done = 0

@@ -1,0 +1,91 @@
+"""What every command shares: exit statuses, errors, opening the input, output helpers."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+
+from ..errors import ValidationError
+from ..progress import Progress
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+#: protobuf's hard limit: its parsers (and so onnx and onnxruntime) refuse a message of
+#: 2 GiB or more.  We read and write such files; ``convert`` warns when it makes one.
+PROTOBUF_LIMIT = (1 << 31) - 1
+
+
+class UsageError(Exception):
+    """A bad command line; reported in one line with a pointer to ``--help``."""
+
+
+class OutputError(Exception):
+    """The output cannot be written as asked (status 2, like a usage or I/O error).
+
+    Kept apart from `ExternalDataError`, which says the *input* is at fault (status 1):
+    a data file that would replace the input, a symlink or a hard-linked file at the
+    target are the command line's or the file system's problem, not the model's.
+    """
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but errors raise `UsageError` instead of printing usage and exiting."""
+
+    def error(self, message: str):
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# -- opening files -------------------------------------------------------------------------
+
+def check_file(path: str) -> os.stat_result:
+    """Stat ``path`` and refuse what cannot be a model file (directories, devices)."""
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(21, "Is a directory", path)
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        raise OSError(19, "Not a regular file", path)
+    return st
+
+
+def load_model(path: str, type_name: str = "ModelProto"):
+    """Open a message lazily, without its external data; ModelProto must look like one.
+
+    ``(message, size of the file in bytes)``.  The file is mapped (read, for a pipe) by
+    `irmodel.load`, as every command opens its input.
+    """
+    from ..io import load, source_length  # noqa: PLC0415
+
+    check_file(path)
+    msg = load(path, load_external_data=False, type_name=type_name)
+    size = source_length(msg)
+    if type_name == "ModelProto" and not (msg.HasField("ir_version") or msg.HasField("graph")):
+        # Protobuf reads an empty file (or most other protobuf files) as a ModelProto
+        # with nothing set; onnx.load accepts it too.  As a *model* it is useless, and
+        # almost always a failed download or write: say so (onnx.checker rejects it too).
+        if size == 0:
+            raise ValidationError("empty file (0 bytes): not an ONNX model")
+        raise ValidationError("not an ONNX model: it has neither an ir_version nor a graph")
+    return msg, size
+
+
+def model_dir(path: str) -> str:
+    return os.path.dirname(os.path.abspath(path))
+
+
+def progress_line(label: str, total: int | None = None, fmt=None, streaming: bool = False) -> Progress:
+    """A progress line on stderr; for streaming commands only when stdout is not the terminal too."""
+    enabled = None
+    if streaming and sys.stdout.isatty():
+        enabled = False  # the output itself shows progress; a status line would tear it
+    kwargs = {"fmt": fmt} if fmt else {}
+    return Progress(label, total, enabled=enabled, **kwargs)
+
+
+def write_lines(lines, progress: Progress | None = None) -> None:
+    write = sys.stdout.write
+    for n, line in enumerate(lines, 1):
+        write(line)
+        write("\n")
+        if progress is not None and not n & 1023:
+            progress(n)

@@ -1,0 +1,87 @@
+"""``irmodel inspect PATH [--json]``: a summary that never touches weight bytes."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..progress import human_bytes
+from .common import EXIT_OK, load_model, model_dir, progress_line, write_lines
+
+
+def add_parser(sub) -> None:
+    c = sub.add_parser("inspect", help="summarise a model without reading its weights")
+    c.add_argument("path", metavar="PATH")
+    c.add_argument("--json", action="store_true", help="print the summary as JSON")
+    c.set_defaults(func=run)
+
+
+def _inspect_lines(s: dict, path: str, size: int) -> list:
+    from ..summary import type_text  # noqa: PLC0415
+    from ..dump import name_text, quote  # noqa: PLC0415
+
+    def opt(v) -> str:
+        return "(none)" if v in ("", None) else (name_text(v) if isinstance(v, str) else str(v))
+
+    def nbytes(n: int) -> str:
+        return f"{n} bytes" + (f" ({human_bytes(n)})" if n >= 1024 else "")
+
+    doc = s["doc_string"].split("\n", 1)[0]
+    if doc != s["doc_string"]:
+        doc += " ..."
+    out = [f"file:           {name_text(path)}, {nbytes(size)}",
+           f"ir_version:     {opt(s['ir_version']) if s['ir_version'] is not None else '(missing)'}",
+           "producer:       " + (" ".join(name_text(p) for p in (s["producer_name"], s["producer_version"]) if p)
+                                  or "(none)"),
+           f"domain:         {opt(s['domain'])}",
+           f"model_version:  {s['model_version']}",
+           f"doc_string:     {opt(doc)}",
+           "opset_import:   " + (", ".join(f"{o['domain'] or 'ai.onnx'} {o['version']}"
+                                           for o in s["opset_import"]) or "(none)"),
+           f"metadata:       {len(s['metadata_props']) or '(none)'}"]
+    out += [f"  {name_text(p['key'])} = {quote(p['value'])}" for p in s["metadata_props"]]
+    out.append(f"graph:          {opt(s['graph_name'])}")
+    for title in ("inputs", "outputs"):
+        values = s[title]
+        shown = [v for v in values if not (title == "inputs" and v["initializer"])]
+        out.append(f"{title + ':':<16}{len(values)}")
+        width = max((len(name_text(v["name"])) for v in shown), default=0)
+        out += [f"  {name_text(v['name']):<{width}}  {type_text(v)}" for v in shown]
+        if len(shown) < len(values):
+            out.append(f"  (and {len(values) - len(shown)} inputs that are initializers)")
+    out.append(f"nodes:          {s['node_count']}")
+    width = max((len(op) for op in s["op_types"]), default=0)
+    out += [f"  {name_text(op):<{width}}  {n}" for op, n in s["op_types"].items()]
+    out.append(f"initializers:   {s['initializer_count']}, {nbytes(s['initializer_bytes'])}")
+    width = max((len(dt) for dt in s["initializers_by_dtype"]), default=0)
+    out += [f"  {dt:<{width}}  {e['count']}, {nbytes(e['bytes'])}" for dt, e in s["initializers_by_dtype"].items()]
+    if s["sparse_initializer_count"]:
+        out.append(f"sparse initializers: {s['sparse_initializer_count']}")
+    out.append(f"external data:  {len(s['external_data']) or '(none)'}")
+    for e in s["external_data"]:
+        where = f"{nbytes(e['file_size'])} on disk" if e["status"] == "ok" else e["status"]
+        out.append(f"  {name_text(e['location'])}: {where}; {e['tensors']} tensors, "
+                   f"{nbytes(e['bytes'])} referenced")
+    out.append(f"functions:      {len(s['functions']) or '(none)'}")
+    out += [f"  {name_text((f['domain'] + '::' if f['domain'] else '') + f['name'])}"
+            f"{':' + f['overload'] if f['overload'] else ''} ({f['nodes']} nodes)" for f in s["functions"]]
+    out.append(f"subgraphs:      {s['subgraph_count']}")
+    if s["subgraph_count"] or s["training_info_count"]:
+        out.append(f"nodes in all graphs: {s['total_node_count']}")
+    if s["training_info_count"]:
+        out.append(f"training_info:  {s['training_info_count']}")
+    return out
+
+
+def run(args) -> int:
+    from ..summary import summarize  # noqa: PLC0415
+
+    model, size = load_model(args.path)
+    with progress_line("inspect: nodes") as progress:
+        s = summarize(model, base_dir=model_dir(args.path), progress=progress)
+    if args.json:
+        json.dump(s, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        write_lines(_inspect_lines(s, args.path, size))
+    return EXIT_OK
