@@ -55,6 +55,7 @@ from typing import Iterable, Iterator
 
 from .errors import ExternalDataError
 from .origin import Origin, origin_of, set_origin
+from .walk import TENSOR, top_field, walk
 
 ALLOWED_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"})
 # Slice size for streaming copies and hashing: bounded memory, few system calls.
@@ -354,41 +355,17 @@ def load_external_data_for_model(model, base_dir: str | None, *, verify_checksum
 
 # -- traversal (the tensors the reference visits, in its order) ------------------------------
 
-def _subgraphs(attribute) -> Iterator:
-    if attribute.type == _GRAPH:
-        yield attribute.g
-    if attribute.type == _GRAPHS:
-        yield from attribute.graphs
-
-
-def _initializers_of_graph(graph) -> Iterator:
-    yield from graph.initializer
-    for node in graph.node:
-        for attribute in node.attribute:
-            for sub in _subgraphs(attribute):
-                yield from _initializers_of_graph(sub)
-
-
 def _get_initializer_tensors(model) -> Iterator:
-    """Initializers of the main graph and of every subgraph below it."""
-    yield from _initializers_of_graph(model.graph)
-
-
-def _attribute_tensors_of(graph_or_function) -> Iterator:
-    for node in graph_or_function.node:
-        for attribute in node.attribute:
-            if attribute.HasField("t"):
-                yield attribute.t
-            yield from attribute.tensors
-            for sub in _subgraphs(attribute):
-                yield from _attribute_tensors_of(sub)
+    """Initializers of the main graph and of every subgraph below it, as the reference
+    (``onnx.external_data_helper``) visits them: not training_info's, not functions'."""
+    return (t for kind, t, where in walk(model)
+            if kind == TENSOR and where[1] == "initializer" and top_field(where) == "graph")
 
 
 def _get_attribute_tensors(model) -> Iterator:
     """Tensor attributes (``t``, ``tensors``) in the graph, its subgraphs and functions."""
-    yield from _attribute_tensors_of(model.graph)
-    for function in model.functions:
-        yield from _attribute_tensors_of(function)
+    return (t for kind, t, where in walk(model)
+            if kind == TENSOR and where[1] != "initializer" and top_field(where) != "training_info")
 
 
 def _get_all_tensors(model) -> Iterable:

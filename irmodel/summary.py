@@ -14,6 +14,7 @@ from typing import Callable
 
 from .messages import ENUMS
 from .origin import origin_of
+from .walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, walk
 
 _DTYPE_NAMES = ENUMS["TensorProto.DataType"]
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
@@ -151,11 +152,11 @@ def external_location_status(location: str | None, base_dir: str | None) -> tupl
 # -- walking the model ----------------------------------------------------------------------
 
 class Census:
-    """What one pass over every node of every graph and function finds.
+    """What one walk over every graph, node and tensor of the model finds (`irmodel.walk`).
 
     The graphs are the main graph, those of training_info, and every graph-valued
-    attribute at any depth (counted as ``subgraphs``).  An explicit work list, not
-    recursion; each node is visited once, which on a large model is most of the cost.
+    attribute at any depth (counted as ``subgraphs``); functions' nodes are visited too.
+    Each node is visited once, which on a large model is most of the cost.
     """
 
     def __init__(self, model, progress: Callable[[int, int], None] | None = None):
@@ -163,41 +164,24 @@ class Census:
         self.subgraphs = 0
         self.graph_nodes = 0  # nodes in all graphs (not functions)
         self.external: list = []  # TensorProtos whose data is in external files
-        main = model.graph if model.HasField("graph") else None
-        total = len(main.node) if main is not None else 0
-        graphs = [] if main is None else [(main, False)]
-        for ti in model.training_info:
-            graphs += [(getattr(ti, n), False) for n in ("initialization", "algorithm") if ti.HasField(n)]
-        node_lists = [(f.node, False) for f in model.functions]
+        total = len(model.graph.node) if model.HasField("graph") else 0
+        main_ops = self.main_ops
         done = 0
-        while graphs or node_lists:
-            if graphs:
-                g, is_sub = graphs.pop()
-                self.subgraphs += is_sub
-                self.graph_nodes += len(g.node)
-                self._tensors(g.initializer)
-                for sp in g.sparse_initializer:
-                    self._sparse(sp)
-                node_lists.append((g.node, g is main))
-                continue
-            nodes, is_main = node_lists.pop()
-            for node in nodes:
-                if is_main:
-                    self.main_ops[_op_name(node)] += 1
+        for kind, msg, where in walk(model):
+            if kind == NODE:
+                container = where[0]
+                if container[0] is None and container[1] == "graph":
+                    main_ops[_op_name(msg)] += 1
                 done += 1
                 if progress is not None and not done & 1023:
                     progress(done, total)
-                for a in node.attribute:
-                    if a.HasField("g"):
-                        graphs.append((a.g, True))
-                    graphs.extend((sg, True) for sg in a.graphs)
-                    if a.HasField("t"):
-                        self._tensors((a.t,))
-                    self._tensors(a.tensors)
-                    if a.HasField("sparse_tensor"):
-                        self._sparse(a.sparse_tensor)
-                    for sp in a.sparse_tensors:
-                        self._sparse(sp)
+            elif kind == GRAPH:
+                self.graph_nodes += len(msg.node)
+                self.subgraphs += where[1] in ("g", "graphs")
+            elif kind == TENSOR:
+                self._tensors((msg,))
+            elif kind == SPARSE_TENSOR:
+                self._sparse(msg)
 
     def _tensors(self, tensors) -> None:
         for t in tensors:

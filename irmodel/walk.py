@@ -1,0 +1,138 @@
+"""Every graph, node, attribute, tensor, sparse tensor and function of a model, at any depth.
+
+One walk serves every whole-model pass (external data, the `inspect` summary, the
+checker and inference to come), so that they agree on what "the whole model" is: the
+main graph, the graphs of ``training_info``, every model-local function, and every
+graph held by an attribute (``g`` or ``graphs``, whatever the attribute's ``type``
+says: what is present is what a reader sees) below any of them.
+
+The walk is pre-order, in document order: a graph, its initializers, its sparse
+initializers, then its nodes; a node, then each attribute, the attribute's tensors
+(``t``, ``tensors``), sparse tensors, then its graphs, each walked whole before the next
+attribute.  Iterative (an explicit stack), so nesting costs no Python recursion.
+
+Each item is ``(kind, message, where)``.  ``where`` locates the message without
+building a string: ``(parent_where, field, index)`` with ``index`` None for a singular
+field, and ``None`` as the parent of a top-level field.  `path` renders it
+(``graph.node[12].attribute[0].g``) only when somebody needs it, e.g. for an error.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional, Tuple
+
+GRAPH, FUNCTION, NODE, ATTRIBUTE, TENSOR, SPARSE_TENSOR = range(6)
+
+#: ``(parent, field, index)``: see the module docstring.
+Where = Tuple[Optional["Where"], str, Optional[int]]
+Item = Tuple[int, object, Where]
+
+
+def path(where: Where | None) -> str:
+    """``graph.node[12].attribute[0]`` for a `Where` (cold path: messages, errors)."""
+    parts = []
+    while where is not None:
+        where, field, index = where
+        parts.append(field if index is None else f"{field}[{index}]")
+    return ".".join(reversed(parts))
+
+
+def top_field(where: Where) -> str:
+    """The model field a location is under: ``graph``, ``training_info`` or ``functions``."""
+    while where[0] is not None:
+        where = where[0]
+    return where[1]
+
+
+def walk(model) -> Iterator[Item]:
+    """Yield every item of ``model`` (a ModelProto) in the order the module docstring gives."""
+    return _expand(_top_level(model))
+
+
+def walk_graph(graph, where: Where = (None, "graph", None)) -> Iterator[Item]:
+    """The items of one graph and everything below it."""
+    return _expand(iter([(GRAPH, graph, where)]))
+
+
+def _top_level(model) -> Iterator[Item]:
+    if model.HasField("graph"):
+        yield GRAPH, model.graph, (None, "graph", None)
+    for i, ti in enumerate(model.training_info):
+        for name in ("initialization", "algorithm"):
+            if ti.HasField(name):
+                yield GRAPH, getattr(ti, name), ((None, "training_info", i), name, None)
+    for i, f in enumerate(model.functions):
+        yield FUNCTION, f, (None, "functions", i)
+
+
+def _expand(items: Iterator[Item]) -> Iterator[Item]:
+    """Pre-order over ``items`` and their descendants.
+
+    A stack of lazy child iterators: a long node list is read one node at a time, so a
+    walk holds no more of the model than the path to the current item (repeated fields
+    hold unmodified items weakly: see `wirefmt.containers`).
+    """
+    stack = [items]
+    while stack:
+        for item in stack[-1]:
+            yield item
+            children = _children(item)
+            if children is not None:
+                stack.append(children)
+                break
+        else:
+            stack.pop()
+
+
+def _children(item: Item) -> Iterator[Item] | None:
+    kind = item[0]
+    if kind == NODE:
+        return _node_children(item[1], item[2]) if item[1].attribute else None
+    if kind == ATTRIBUTE:
+        return _attribute_children(item[1], item[2])
+    if kind == GRAPH:
+        return _graph_children(item[1], item[2])
+    if kind == FUNCTION:
+        return _nodes(item[1], item[2])
+    return None
+
+
+def _graph_children(graph, where: Where) -> Iterator[Item]:
+    for i, t in enumerate(graph.initializer):
+        yield TENSOR, t, (where, "initializer", i)
+    for i, t in enumerate(graph.sparse_initializer):
+        yield SPARSE_TENSOR, t, (where, "sparse_initializer", i)
+    yield from _nodes(graph, where)
+
+
+def _nodes(graph_or_function, where: Where) -> Iterator[Item]:
+    for i, node in enumerate(graph_or_function.node):
+        yield NODE, node, (where, "node", i)
+
+
+def _node_children(node, where: Where) -> Iterator[Item]:
+    for i, a in enumerate(node.attribute):
+        yield ATTRIBUTE, a, (where, "attribute", i)
+
+
+def _attribute_children(a, where: Where) -> Iterator[Item] | None:
+    # Most attributes hold scalars: answer those without a generator.
+    if not (a.HasField("t") or a.tensors or a.HasField("sparse_tensor") or a.sparse_tensors
+            or a.HasField("g") or a.graphs):
+        return None
+    return _attribute_values(a, where)
+
+
+def _attribute_values(a, where: Where) -> Iterator[Item]:
+    if a.HasField("t"):
+        yield TENSOR, a.t, (where, "t", None)
+    for i, t in enumerate(a.tensors):
+        yield TENSOR, t, (where, "tensors", i)
+    if a.HasField("sparse_tensor"):
+        yield SPARSE_TENSOR, a.sparse_tensor, (where, "sparse_tensor", None)
+    for i, t in enumerate(a.sparse_tensors):
+        yield SPARSE_TENSOR, t, (where, "sparse_tensors", i)
+    if a.HasField("g"):
+        yield GRAPH, a.g, (where, "g", None)
+    for i, g in enumerate(a.graphs):
+        yield GRAPH, g, (where, "graphs", i)
