@@ -11,9 +11,10 @@ reference packs through numpy/ml_dtypes (float16, bfloat16, float8, int4, ...), 
 arrays, and values the plain-Python path cannot convert exactly as numpy would.  FLOAT,
 DOUBLE, the integer types, BOOL and STRING from lists of Python values need no numpy.
 
-A few checks here repeat protobuf's (bool refused for integer fields, ``str`` refused
-for ``bytes`` fields) because the message layer is laxer than protobuf about them;
-the reference raises there, and so do these helpers.
+Values are checked by the message layer (`wirefmt.values`) as protobuf checks them; the
+helpers add the one check protobuf makes and the message layer deliberately does not
+(``bytes`` fields given a bytearray or memoryview, which messages accept so that loaded
+data can be reused without a copy), so they raise where the reference raises.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def _copies(msgs, cls, what: str) -> list:
 
 
 def _int(v, what: str):
-    # protobuf 7 refuses bool for integer fields; the message layer would accept it.
+    # The message layer refuses bool too; checked first to word the error as the helpers always have.
     if isinstance(v, bool):
         raise TypeError(f"{what}: expected an int, got a boolean")
     return v

@@ -14,6 +14,17 @@ import warnings
 import pytest
 
 
+@pytest.fixture(scope="module", params=["generated scan", "generic scan"])
+def scan_path(request):
+    """Run a module twice: with the scanners generated per message type (the default) and
+    with the generic scan loop alone, so that both decode paths are held to protobuf."""
+    from wirefmt import use_generated_scanners
+
+    use_generated_scanners(request.param == "generated scan")
+    yield request.param
+    use_generated_scanners(True)
+
+
 @pytest.fixture(scope="session")
 def node_corpus() -> list:
     """``[(name, serialized ModelProto bytes)]`` for every reference node test case."""

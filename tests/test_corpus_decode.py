@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 import irmodel
 from conftest import reference_dict
+
+#: Every test here runs with the generated scanners and with the generic scan loop.
+pytestmark = pytest.mark.usefixtures("scan_path")
 
 
 def _mismatches(items, decode):

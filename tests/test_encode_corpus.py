@@ -9,9 +9,14 @@ a corpus problem, not as ours).
 
 from __future__ import annotations
 
+import pytest
+
 import irmodel
 
 from conftest import reference_message
+
+#: Every test here runs with the generated scanners and with the generic scan loop.
+pytestmark = pytest.mark.usefixtures("scan_path")
 
 
 def _parsed(type_name: str, data: bytes):

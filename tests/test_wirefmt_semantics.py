@@ -19,6 +19,9 @@ from kitchen_sink import NUMERIC, SCALARS, our_class, reference_class
 from wirefmt import DecodeError
 from wirefmt.varint import encode_varint
 
+#: Every test here runs with the generated scanners and with the generic scan loop.
+pytestmark = pytest.mark.usefixtures("scan_path")
+
 SYNTAXES = ("proto2", "proto3")
 REF = {s: reference_class(s) for s in SYNTAXES}
 OURS = {s: our_class(s) for s in SYNTAXES}

@@ -17,6 +17,13 @@ class _ItemRef(_weakref):
 
 
 _ref = _ItemRef
+
+# A message's ``_idx`` says how its parent holds it (see `Message._touch`): an index >= 0
+# is a clean item that its repeated field holds weakly, to be pinned on first change.
+#: Held strongly by its parent (a singular field, or an item already pinned).
+HELD = -1
+#: A default submessage read from an absent field: attached to its parent on first change.
+UNATTACHED_DEFAULT = -2
 #: Sequences longer than this hold unmodified items weakly and clear a dead item's slot
 #: through a weakref callback (so a walk of a big graph leaves no dead reference per node
 #: behind for the garbage collector to traverse again and again).  Shorter ones (a node's
@@ -150,7 +157,7 @@ class RepeatedMessages:
         items = self._item_list()
         if len(items) <= _WEAK_FROM:  # short: held strongly, see the class docstring
             item = items[i] = self._cls._make_child(self._cls, self._owner, spans[2 * i], spans[2 * i + 1],
-                                                    self._name, -1)
+                                                    self._name, HELD)
             return item
         item = self._cls._make_child(self._cls, self._owner, spans[2 * i], spans[2 * i + 1], self._name, i)
         r = items[i] = _ref(item, self._forget_callback())
@@ -199,7 +206,7 @@ class RepeatedMessages:
             if item is None:
                 spans = self._spans
                 if forget is None:  # short: held strongly
-                    item = items[i] = make_child(cls, owner, spans[2 * i], spans[2 * i + 1], name, -1)
+                    item = items[i] = make_child(cls, owner, spans[2 * i], spans[2 * i + 1], name, HELD)
                 else:
                     item = make_child(cls, owner, spans[2 * i], spans[2 * i + 1], name, i)
                     r = items[i] = ref(item, forget)
@@ -263,7 +270,7 @@ class RepeatedMessages:
                     if item is None:
                         item = self._materialise(i)
                     items[i] = item
-                item.__dict__["_idx"] = -1
+                item.__dict__["_idx"] = HELD
 
     def add(self, **fields):
         """Append a new message built from keyword fields and return it (as protobuf's ``add``)."""

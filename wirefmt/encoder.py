@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
-from .containers import RepeatedMessages
+from .containers import UNATTACHED_DEFAULT, RepeatedMessages
 from .containers import _ItemRef as ref
 from .errors import EncodeError
 from .limits import MAX_DEPTH
@@ -127,7 +127,7 @@ def build_plan(msg, depth: int = 0) -> _Plan:
             t = _tag(f.number, LEN)
             if f.repeated:
                 _add_repeated_messages(plan, t, value, depth)
-            elif value._idx != -2:
+            elif value._idx != UNATTACHED_DEFAULT:
                 _add_submessage(plan, t, value, depth)
         elif f.repeated:
             if not value:

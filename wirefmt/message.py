@@ -27,11 +27,11 @@ benchmarks/RESULTS.md).
 from __future__ import annotations
 
 from . import values as _values
-from .containers import RepeatedMessages, RepeatedScalars, new_repeated
+from .containers import HELD, UNATTACHED_DEFAULT, RepeatedMessages, RepeatedScalars, new_repeated
 from .encoder import dumps_message
 from .errors import DecodeError
 from .limits import MAX_DEPTH
-from .scan import decode_packed, new_instance, tag_table, use_generated_scanners
+from .scan import decode_packed, install_scanners, new_instance, tag_table
 from .schema import BYTES, MESSAGE, FieldSpec, MessageSpec, Registry
 
 
@@ -44,8 +44,8 @@ class Message:
     _end = -1
     _parent = None
     _key = None  # field name in the parent
-    _idx = -1  # >= 0: index of a clean item its repeated field holds weakly, to pin on
-    # first modification; -1: held strongly (or singular); -2: a default not yet attached
+    _idx = HELD  # >= 0: index of a clean item its repeated field holds weakly, to pin on
+    # first modification; HELD or UNATTACHED_DEFAULT (see wirefmt.containers)
     _depth = 0
     _lazy = None  # field name -> flat [start, end, ...] spans not decoded yet
     _unknown = None  # flat [start, end, ...] spans of unknown fields, in input order;
@@ -80,7 +80,7 @@ class Message:
         return m
 
     @classmethod
-    def _from_span(cls, parent, start: int, end: int, key: str, idx: int = -1):
+    def _from_span(cls, parent, start: int, end: int, key: str, idx: int = HELD):
         """A child of ``parent`` over one span; scanned now (first access)."""
         return cls._make_child(cls, parent, start, end, key)
 
@@ -88,8 +88,8 @@ class Message:
     def _from_spans(cls, parent, spans, key: str):
         """A singular child that occurred once or more; occurrences merge in order."""
         if len(spans) == 2:
-            return cls._from_span(parent, spans[0], spans[1], key, -1)
-        m = cls._from_span(parent, spans[0], spans[1], key, -1)
+            return cls._from_span(parent, spans[0], spans[1], key, HELD)
+        m = cls._from_span(parent, spans[0], spans[1], key, HELD)
         src, mv = m._buf
         try:
             for i in range(2, len(spans), 2):
@@ -176,7 +176,7 @@ class Message:
         d = self.__dict__
         d["_parent"] = parent
         d["_key"] = key
-        d["_idx"] = -1
+        d["_idx"] = HELD
         self._set_depth(parent._depth + 1)
 
     def _set_depth(self, depth: int) -> None:
@@ -193,11 +193,11 @@ class Message:
         m = self
         while m is not None:
             d = m.__dict__
-            idx = d.get("_idx", -1)
-            if idx != -1:
-                d["_idx"] = -1
+            idx = d.get("_idx", HELD)
+            if idx != HELD:
+                d["_idx"] = HELD
                 parent = m._parent
-                if idx == -2:  # a default submessage: becomes present in its parent
+                if idx == UNATTACHED_DEFAULT:  # a default submessage: becomes present in its parent
                     parent._clear_oneof_siblings(parent._fields[m._key])
                     parent.__dict__[m._key] = m
                 else:  # a weakly held item of a repeated field: its parent keeps it now
@@ -232,7 +232,7 @@ class Message:
         if v is None:
             return False
         if f.kind == MESSAGE:
-            return v._idx != -2
+            return v._idx != UNATTACHED_DEFAULT
         if name in self._implicit:
             return not _values.is_default(v)
         return True
@@ -345,7 +345,7 @@ class Message:
         f = parent._fields.get(self._key)
         if f is None or not f.repeated:
             return ""
-        idx = self.__dict__.get("_idx", -1)
+        idx = self.__dict__.get("_idx", HELD)
         if idx >= 0:
             return f"[{idx}]"
         seq = parent.__dict__.get(self._key)
@@ -414,7 +414,7 @@ class _LazyField:
             vd = value.__dict__
             vd["_parent"] = msg
             vd["_key"] = name
-            vd["_idx"] = -2
+            vd["_idx"] = UNATTACHED_DEFAULT
             vd["_depth"] = msg._depth + 1
         d[name] = value
         return value
@@ -482,5 +482,5 @@ def build_classes(registry: Registry, module: str = "wirefmt") -> dict:
         for f in cls._spec.fields:
             if f.kind == MESSAGE:
                 cls._classes[f.name] = classes[f.type_name]
-    use_generated_scanners(classes.values())
+    install_scanners(classes.values())
     return classes

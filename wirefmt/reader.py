@@ -1,8 +1,10 @@
 """Schema-free reading: field iteration, skipping (groups included) and packed arrays.
 
-These are the slow, general paths.  Schema-driven hot loops (irmodel's message scan)
-handle the common cases inline and fall back to `read_field` for anything unusual, so
-every error message about malformed input is produced here, in one place.
+These are the slow, general paths.  The schema-driven scan (`wirefmt.scan` and the loops
+`wirefmt.scangen` generates) handles the common cases inline and falls back to
+`read_field` for anything unusual; its inline paths only detect that a read overran,
+and `iter_fields` re-reads the span to say exactly why, so every error message about
+malformed input is produced here, in one place.
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ the test suite decodes its corpus both ways.
 from __future__ import annotations
 
 import struct
+import weakref
 from typing import Callable, NamedTuple
 
-from .containers import RepeatedMessages, new_repeated
+from .containers import HELD, RepeatedMessages, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .reader import convert_varint, float32_nan, iter_fields, read_field, read_length, unpack_fixed, unpack_varints
@@ -316,7 +317,7 @@ def _too_deep(m, start: int):
 
 
 _SCANNER_HELPERS = {
-    "new": _new, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
+    "new": _new, "HELD": HELD, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
     "read_varint": read_varint, "to_int32": to_int32, "float32_nan": float32_nan,
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,
     "new_repeated": new_repeated, "RM": RepeatedMessages, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
@@ -380,11 +381,24 @@ def tag_table(spec: MessageSpec, registry: Registry, checks: dict) -> dict:
 # scanners switched off, every class uses the generic `_scan`, the reference behaviour;
 # the test suite runs its corpus differential tests both ways.
 
-def use_generated_scanners(classes, generated: bool = True) -> None:
-    """Make ``classes`` scan with generated code (the default) or with the generic loop.
+#: Whether classes scan with generated code; see `use_generated_scanners`.
+_generated = True
+#: Every class built so far, so that switching reaches them all.
+_built: "weakref.WeakSet" = weakref.WeakSet()
 
-    For tests and debugging: both paths must decode every input identically.
+
+def use_generated_scanners(generated: bool = True, classes=None) -> None:
+    """Scan with generated code (the default) or with the generic loop only.
+
+    For tests and debugging: both paths must decode every input identically, and the
+    test suite runs its corpus and protobuf-semantics tests both ways.  ``classes``
+    limits the switch to those classes; by default it applies to every class built so
+    far and to those built later.
     """
+    global _generated
+    if classes is None:
+        _generated = generated
+        classes = list(_built)
     for cls in classes:
         if generated:
             cls._make_child = staticmethod(_first_make_child)
@@ -394,7 +408,14 @@ def use_generated_scanners(classes, generated: bool = True) -> None:
             cls._scan_into = staticmethod(_generic_scan_into)
 
 
-def _generic_make_child(cls, parent, start: int, end: int, key: str, idx: int = -1):
+def install_scanners(classes) -> None:
+    """Give newly built classes the scanners currently in use (`build_classes` calls it)."""
+    classes = list(classes)
+    _built.update(classes)
+    use_generated_scanners(_generated, classes)
+
+
+def _generic_make_child(cls, parent, start: int, end: int, key: str, idx: int = HELD):
     m = _new(cls)
     d = m.__dict__
     buf = d["_buf"] = parent._buf
@@ -417,7 +438,7 @@ def _generic_scan_into(msg, src, mv, pos: int, end: int) -> None:
         raise _with_path(msg, exc)
 
 
-def _first_make_child(cls, parent, start: int, end: int, key: str, idx: int = -1):
+def _first_make_child(cls, parent, start: int, end: int, key: str, idx: int = HELD):
     # A caller may hold this stub in a local across many calls: generate only once.
     if cls.__dict__["_make_child"].__func__ is _first_make_child:
         cls._make_child = staticmethod(build_scanner(cls, cls._registry, _SCANNER_HELPERS, "make_child"))

@@ -27,7 +27,7 @@ from __future__ import annotations
 from .schema import BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT, MessageSpec, Registry
 
 _HEADER_CHILD = '''\
-def make_child(cls, parent, start, end, key, idx=-1):
+def make_child(cls, parent, start, end, key, idx=HELD):
     m = new(cls)
     d = m.__dict__
     buf = d["_buf"] = parent._buf
@@ -264,7 +264,7 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> 
 def build_scanner(cls, registry: Registry, helpers: dict, which: str):
     """Generate one scan function for message class ``cls``: ``which`` is "make_child" or "scan".
 
-    ``make_child(cls, parent, start, end, key, idx=-1)`` creates and scans a child over
+    ``make_child(cls, parent, start, end, key, idx=HELD)`` creates and scans a child over
     ``parent``'s buffer; ``scan(msg, src, mv, pos, end)`` scans a span into an existing
     message (the root, and later occurrences of a merged singular submessage).  Each is
     compiled on its first call only: most types only ever need one of the two, and

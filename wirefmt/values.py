@@ -122,7 +122,7 @@ def _enum_checker(values: frozenset, by_name: dict, enum_name: str):
                 return by_name[v]
             except KeyError:
                 raise ValueError(f"{v!r} is not a value of {enum_name}") from None
-        if isinstance(v, float) or not hasattr(v, "__index__"):
+        if isinstance(v, (float, bool)) or not hasattr(v, "__index__"):  # protobuf refuses bool
             raise TypeError(f"expected an int for enum {enum_name}, got {type(v).__name__}")
         v = v.__index__()
         if v not in values:
