@@ -545,10 +545,6 @@ def make_tensor_sequence_value_info(name: str, elem_type: int, shape: Sequence[s
 
 # -- tensors ---------------------------------------------------------------------------
 _T = TensorProto
-#: Integer types whose values go one per typed-field entry: inclusive range of each (the
-#: plain-Python path converts these without numpy).
-_INT_RANGES = {code: et.int_range for code, et in _dt.ELEM_TYPES.items()
-               if et.family == _dt.INTEGER and not et.sub_byte}
 _EXACT_IN_DOUBLE = 1 << 53  # ints up to this convert to float identically in numpy and Python
 
 
@@ -596,7 +592,7 @@ def make_tensor(name: str, data_type: int, dims: Sequence[int], vals: Any, raw: 
                              f"but got {len(data)} bytes.")
         tensor.raw_data = data
         return tensor
-    values = None if is_array else _plain_values(data_type, vals)
+    values = None if is_array else _plain_values(et, vals)
     if values is None:
         values = _numpy_values(et, vals, math.prod(dims))
     elif len(values) != math.prod(dims):
@@ -610,13 +606,14 @@ def _count_error(got: int, expected: int):
                      f"{expected} elements.")
 
 
-def _plain_values(data_type: int, vals) -> list | None:
+def _plain_values(et: _dt.ElemType, vals) -> list | None:
     """The field values for common types without numpy, or None when numpy must decide.
 
     Only inputs whose conversion is certain to equal numpy's are taken: e.g. floats for
     FLOAT (rounded to float32 by the field, as numpy rounds), ints in range for the
     integer types, and strings numpy would not alter (it drops trailing NULs).
     """
+    data_type = et.code
     if isinstance(vals, (list, tuple, range)):
         items = vals
     elif data_type == _T.STRING and isinstance(vals, (str, bytes)):
@@ -630,7 +627,7 @@ def _plain_values(data_type: int, vals) -> list | None:
             if not (isinstance(v, float) or (isinstance(v, int) and -_EXACT_IN_DOUBLE <= v <= _EXACT_IN_DOUBLE)):
                 return None
         return [float(v) for v in items]
-    rng = _INT_RANGES.get(data_type)
+    rng = None if et.sub_byte else et.int_range  # one integer per field entry: no packing
     if rng is not None:
         lo, hi = rng
         for v in items:
