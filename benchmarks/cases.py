@@ -42,7 +42,7 @@ def walk(m):
 
 # -- a. the inspect summary computed over onnx's objects ------------------------------------
 
-# irmodel.summary.ELEMENT_BITS, copied: the reference side must not import irmodel.
+# The `bits` column of irmodel.dtypes, copied: the reference side must not import irmodel.
 _ELEMENT_BITS = {
     1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 8: 0, 9: 8, 10: 16, 11: 64, 12: 32, 13: 64,
     14: 64, 15: 128, 16: 16, 17: 8, 18: 8, 19: 8, 20: 8, 21: 4, 22: 4, 23: 4, 24: 8, 25: 2,

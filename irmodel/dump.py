@@ -28,6 +28,8 @@ from wirefmt.schema import BYTES, DOUBLE, ENUM, FLOAT, INT32, INT64, MESSAGE, ST
 from wirefmt.varint import read_varint
 
 from wirefmt.values import shortest_float32
+from .dtypes import (BITS6, BITS8, BITS16, COMPLEX, ELEM_TYPES, FLOATING, I32, INTEGER, NAN_FN, NAN_IEEE,
+                     NAN_UZ, NIB2, NIB4, ElemType, Minifloat)
 from .messages import ENUMS
 from .summary import EXTERNAL, dtype_name, element_count, external_entries, tensor_nbytes, type_info, type_text
 
@@ -43,89 +45,82 @@ INDENT = "  "
 
 # -- element values ----------------------------------------------------------------------
 
-#: struct format of one raw_data element, for the types whose elements are whole bytes.
-#: Complex types are read as (real, imaginary) pairs; bit-pattern types as unsigned ints.
-_RAW_FORMAT = {1: "f", 2: "B", 3: "b", 4: "H", 5: "h", 6: "i", 7: "q", 9: "B", 10: "e", 11: "d",
-               12: "I", 13: "Q", 14: "f", 15: "d", 16: "H", 17: "B", 18: "B", 19: "B", 20: "B",
-               24: "B"}
-_COMPLEX = {14, 15}
-#: Small float formats: (exponent bits, mantissa bits, bias, NaN rule).  NaN rules:
-#: "ieee" (exponent all ones: inf or NaN), "fn" (all ones is NaN, no inf), "uz" (the
-#: negative-zero pattern is the only NaN), None (every pattern is a finite number).
-_MINIFLOAT = {17: (4, 3, 7, "fn"), 18: (4, 3, 8, "uz"), 19: (5, 2, 15, "ieee"), 20: (5, 2, 16, "uz"),
-              23: (2, 1, 1, None), 27: (2, 3, 1, None), 28: (3, 2, 3, None)}
-#: Element width in bits of the types packed several to a byte (or 4 to 3 bytes).
-_SUBBYTE = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2, 27: 6, 28: 6}
-_SIGNED_SUBBYTE = {22, 26}
-#: int32_data entries of these types hold an element's bit pattern (low bits).
-_BIT_PATTERN = {10: 16, 16: 16, 17: 8, 18: 8, 19: 8, 20: 8, 24: 8, 27: 6, 28: 6}
-#: int32_data entries of these types are C-cast to the element type: (bits, signed).
-_INT_CAST = {2: (8, False), 3: (8, True), 4: (16, False), 5: (16, True), 6: (32, True)}
+_DT = ENUMS["TensorProto.DataType"]
 _TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 _FIXED = {"float_data": struct.Struct("<f"), "double_data": struct.Struct("<d")}
 _VARINT_KIND = {"int32_data": INT32, "int64_data": INT64, "uint64_data": UINT64}
 
 
-def _minifloat(bits: int, ebits: int, mbits: int, bias: int, nan_rule) -> float:
+def _minifloat(bits: int, layout: Minifloat) -> float:
+    """The value of the bit pattern ``bits`` of a small float format."""
+    ebits, mbits, bias, nan_rule = layout
     sign_bit = 1 << (ebits + mbits)
-    if nan_rule == "uz" and bits == sign_bit:
+    if nan_rule == NAN_UZ and bits == sign_bit:
         return math.nan
     sign = -1.0 if bits & sign_bit else 1.0
     e = (bits >> mbits) & ((1 << ebits) - 1)
     m = bits & ((1 << mbits) - 1)
     if e == (1 << ebits) - 1:
-        if nan_rule == "ieee":
+        if nan_rule == NAN_IEEE:
             return sign * math.inf if m == 0 else math.nan
-        if nan_rule == "fn" and m == (1 << mbits) - 1:
+        if nan_rule == NAN_FN and m == (1 << mbits) - 1:
             return math.nan
     if e == 0:
         return sign * m * 2.0 ** (1 - bias - mbits)
     return sign * (1 + m / (1 << mbits)) * 2.0 ** (e - bias)
 
 
-def _from_bits(dtype: int, bits: int):
-    """The value of one element of ``dtype`` stored as the unsigned bit pattern ``bits``."""
-    if dtype == 10:
+def _holds_bit_pattern(et: ElemType) -> bool:
+    """Whether a stored integer is a float element's bit pattern (in its low ``et.bits``)."""
+    return et.family == FLOATING and et.kind in (BITS16, BITS8, BITS6)
+
+
+def _from_bits(et: ElemType, bits: int):
+    """The value of one element of type ``et`` stored as the unsigned bit pattern ``bits``."""
+    code = et.code
+    if code == _DT.FLOAT16:
         return struct.unpack("<e", (bits & 0xFFFF).to_bytes(2, "little"))[0]
-    if dtype == 16:
+    if code == _DT.BFLOAT16:
         return struct.unpack("<f", ((bits & 0xFFFF) << 16).to_bytes(4, "little"))[0]
-    if dtype == 24:
+    if code == _DT.FLOAT8E8M0:
         return math.nan if bits & 0xFF == 0xFF else 2.0 ** ((bits & 0xFF) - 127)
-    if dtype in _MINIFLOAT:
-        return _minifloat(bits, *_MINIFLOAT[dtype])
-    width = _SUBBYTE.get(dtype)
-    if width is not None and dtype in _SIGNED_SUBBYTE and bits >> (width - 1):
-        return bits - (1 << width)
+    if et.minifloat is not None:
+        return _minifloat(bits, et.minifloat)
+    if et.sub_byte and et.signed and bits >> (et.bits - 1):
+        return bits - (1 << et.bits)
     return bits
 
 
-def _unpack_subbyte(dtype: int, data: bytes, n: int) -> list:
+def _unpack_subbyte(et: ElemType, data: bytes, n: int) -> list:
     """The first ``n`` elements of a packed sub-byte type, first element in the low bits."""
-    width = _SUBBYTE[dtype]
+    width = et.bits
     stream = int.from_bytes(data, "little")  # LSB-first bit stream (a few bytes at most)
     mask = (1 << width) - 1
     count = min(n, len(data) * 8 // width)
-    return [_from_bits(dtype, (stream >> (i * width)) & mask) for i in range(count)]
+    return [_from_bits(et, (stream >> (i * width)) & mask) for i in range(count)]
 
 
 def _raw_values(dtype: int, raw, n: int) -> list:
     """The first ``n`` elements of ``raw_data`` (reads at most ~``16 n`` bytes)."""
-    if dtype in _SUBBYTE:
-        nbytes = (n * _SUBBYTE[dtype] + 7) // 8
-        return _unpack_subbyte(dtype, bytes(raw[:nbytes]), n)
-    fmt = _RAW_FORMAT.get(dtype)
-    if fmt is None:
+    et = ELEM_TYPES.get(dtype)
+    if et is None:
         return []
-    per = 2 if dtype in _COMPLEX else 1
+    if et.sub_byte:
+        nbytes = (n * et.bits + 7) // 8
+        return _unpack_subbyte(et, bytes(raw[:nbytes]), n)
+    fmt = et.raw_format
+    if not fmt:
+        return []
+    per = 2 if et.family == COMPLEX else 1
     size = struct.calcsize("<" + fmt)
     k = min(n * per, len(raw) // size) // per * per
     vals = list(struct.unpack_from("<%d%s" % (k, fmt), raw, 0))
     if per == 2:
         return [complex(vals[i], vals[i + 1]) for i in range(0, k, 2)]
-    if dtype == 9:
+    if dtype == _DT.BOOL:
         return [v != 0 for v in vals]
-    if dtype in _BIT_PATTERN and dtype != 10:
-        return [_from_bits(dtype, v) for v in vals]
+    if _holds_bit_pattern(et) and dtype != _DT.FLOAT16:  # FLOAT16 is read by struct ("e")
+        return [_from_bits(et, v) for v in vals]
     return vals
 
 
@@ -158,26 +153,28 @@ def _first_stored(t, name: str, k: int) -> tuple[list, int | None]:
 
 def _typed_values(dtype: int, name: str, stored: list, n: int) -> list:
     """Elements from the first stored items of a typed field, as the reference reads them."""
-    if name in ("float_data", "double_data") and dtype in _COMPLEX:
+    et = ELEM_TYPES.get(dtype)
+    if et is None:
+        return stored[:n]
+    if name in ("float_data", "double_data") and et.family == COMPLEX:
         return [complex(stored[i], stored[i + 1]) for i in range(0, len(stored) - 1, 2)][:n]
     if name != "int32_data":
-        if dtype == 12 and name == "uint64_data":
+        if dtype == _DT.UINT32 and name == "uint64_data":
             return [v & 0xFFFFFFFF for v in stored[:n]]
         return stored[:n]
-    if dtype in (21, 22, 23, 25, 26):  # several elements in the low byte of each entry
-        per = 8 // _SUBBYTE[dtype]
+    if et.kind in (NIB4, NIB2):  # several elements in the low byte of each entry
+        per = 8 // et.bits
         out = []
         for v in stored:
-            out.extend(_unpack_subbyte(dtype, bytes((v & 0xFF,)), per))
+            out.extend(_unpack_subbyte(et, bytes((v & 0xFF,)), per))
         return out[:n]
-    if dtype in _BIT_PATTERN:
-        return [_from_bits(dtype, v & ((1 << _BIT_PATTERN[dtype]) - 1)) for v in stored[:n]]
-    if dtype == 9:
+    if _holds_bit_pattern(et):
+        return [_from_bits(et, v & ((1 << et.bits) - 1)) for v in stored[:n]]
+    if dtype == _DT.BOOL:
         return [v != 0 for v in stored[:n]]
-    cast = _INT_CAST.get(dtype)
-    if cast is None:
+    if et.family != INTEGER or et.kind not in (I32, BITS16):  # not C-cast from int32_data
         return stored[:n]
-    bits, signed = cast
+    bits, signed = et.bits, et.signed
     out = []
     for v in stored[:n]:
         v &= (1 << bits) - 1

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from wirefmt.schema import INTEGER_KINDS, MESSAGE
 
+from . import dtypes as _dt
 from .io import dumps
 from .messages import (AttributeProto, FunctionProto, GraphProto, MapProto, ModelProto, NodeProto,
                        OperatorSetIdProto, OptionalProto, SequenceProto, SparseTensorProto,
@@ -545,41 +546,6 @@ def make_tensor_sequence_value_info(name: str, elem_type: int, shape: Sequence[s
 
 # -- tensors ---------------------------------------------------------------------------
 _T = TensorProto
-#: data type -> (field the values go to when not raw, bits per element in raw_data).
-_STORAGE = {
-    _T.FLOAT: ("float_data", 32), _T.UINT8: ("int32_data", 8), _T.INT8: ("int32_data", 8),
-    _T.UINT16: ("int32_data", 16), _T.INT16: ("int32_data", 16), _T.INT32: ("int32_data", 32),
-    _T.INT64: ("int64_data", 64), _T.STRING: ("string_data", 64), _T.BOOL: ("int32_data", 8),
-    _T.FLOAT16: ("int32_data", 16), _T.DOUBLE: ("double_data", 64), _T.UINT32: ("uint64_data", 32),
-    _T.UINT64: ("uint64_data", 64), _T.COMPLEX64: ("float_data", 64), _T.COMPLEX128: ("double_data", 128),
-    _T.BFLOAT16: ("int32_data", 16), _T.FLOAT8E4M3FN: ("int32_data", 8), _T.FLOAT8E4M3FNUZ: ("int32_data", 8),
-    _T.FLOAT8E5M2: ("int32_data", 8), _T.FLOAT8E5M2FNUZ: ("int32_data", 8), _T.UINT4: ("int32_data", 4),
-    _T.INT4: ("int32_data", 4), _T.FLOAT4E2M1: ("int32_data", 4), _T.FLOAT8E8M0: ("int32_data", 8),
-    _T.UINT2: ("int32_data", 2), _T.INT2: ("int32_data", 2), _T.FLOAT6E2M3: ("int32_data", 6),
-    _T.FLOAT6E3M2: ("int32_data", 6),
-}
-#: data type -> numpy dtype name ("ml_dtypes." for the ones numpy lacks).
-_NP_DTYPES = {
-    _T.FLOAT: "float32", _T.UINT8: "uint8", _T.INT8: "int8", _T.UINT16: "uint16", _T.INT16: "int16",
-    _T.INT32: "int32", _T.INT64: "int64", _T.STRING: "object", _T.BOOL: "bool", _T.FLOAT16: "float16",
-    _T.DOUBLE: "float64", _T.UINT32: "uint32", _T.UINT64: "uint64", _T.COMPLEX64: "complex64",
-    _T.COMPLEX128: "complex128", _T.BFLOAT16: "ml_dtypes.bfloat16",
-    _T.FLOAT8E4M3FN: "ml_dtypes.float8_e4m3fn", _T.FLOAT8E4M3FNUZ: "ml_dtypes.float8_e4m3fnuz",
-    _T.FLOAT8E5M2: "ml_dtypes.float8_e5m2", _T.FLOAT8E5M2FNUZ: "ml_dtypes.float8_e5m2fnuz",
-    _T.UINT4: "ml_dtypes.uint4", _T.INT4: "ml_dtypes.int4", _T.FLOAT4E2M1: "ml_dtypes.float4_e2m1fn",
-    _T.FLOAT8E8M0: "ml_dtypes.float8_e8m0fnu", _T.UINT2: "ml_dtypes.uint2", _T.INT2: "ml_dtypes.int2",
-    _T.FLOAT6E2M3: "ml_dtypes.float6_e2m3fn", _T.FLOAT6E3M2: "ml_dtypes.float6_e3m2fn",
-}
-#: Integer types the plain-Python path converts: inclusive range of each.
-_INT_RANGES = {
-    _T.UINT8: (0, 255), _T.INT8: (-128, 127), _T.UINT16: (0, 65535), _T.INT16: (-32768, 32767),
-    _T.INT32: (-(1 << 31), (1 << 31) - 1), _T.INT64: (-(1 << 63), (1 << 63) - 1),
-    _T.UINT32: (0, (1 << 32) - 1), _T.UINT64: (0, (1 << 64) - 1),
-}
-_FLOAT8 = frozenset((_T.FLOAT8E4M3FN, _T.FLOAT8E4M3FNUZ, _T.FLOAT8E5M2, _T.FLOAT8E5M2FNUZ))
-_FLOAT6 = frozenset((_T.FLOAT6E2M3, _T.FLOAT6E3M2))
-_PACKED4 = frozenset((_T.UINT4, _T.INT4, _T.FLOAT4E2M1))
-_PACKED2 = frozenset((_T.UINT2, _T.INT2))
 _EXACT_IN_DOUBLE = 1 << 53  # ints up to this convert to float identically in numpy and Python
 
 
@@ -587,9 +553,9 @@ class UnknownDataTypeError(KeyError, ValueError):
     """A ``data_type`` that is no TensorProto.DataType (KeyError, as the reference's lookup)."""
 
 
-def _storage(data_type: int) -> tuple:
+def _elem_type(data_type: int) -> _dt.ElemType:
     try:
-        return _STORAGE[data_type]
+        return _dt.ELEM_TYPES[data_type]
     except (KeyError, TypeError):
         raise UnknownDataTypeError(data_type) from None
 
@@ -611,13 +577,13 @@ def make_tensor(name: str, data_type: int, dims: Sequence[int], vals: Any, raw: 
     tensor.dims.extend(dims)
     if data_type == _T.STRING and raw:
         raise TypeError("Can not use raw_data to store string type.")
-    field, bits = _storage(data_type)
+    et = _elem_type(data_type)
     np = sys.modules.get("numpy")
     is_array = np is not None and isinstance(vals, np.ndarray)
     if raw:
-        expected = -(-math.prod(dims) * bits // 8)
+        expected = -(-math.prod(dims) * et.bits // 8)
         if is_array:
-            data = _array_to_raw(data_type, vals)
+            data = _array_to_raw(et, vals)
         elif isinstance(vals, bytes):
             data = vals
         else:
@@ -627,12 +593,12 @@ def make_tensor(name: str, data_type: int, dims: Sequence[int], vals: Any, raw: 
                              f"but got {len(data)} bytes.")
         tensor.raw_data = data
         return tensor
-    values = None if is_array else _plain_values(data_type, vals)
+    values = None if is_array else _plain_values(et, vals)
     if values is None:
-        values = _numpy_values(data_type, vals, math.prod(dims))
+        values = _numpy_values(et, vals, math.prod(dims))
     elif len(values) != math.prod(dims):
         _count_error(len(values), math.prod(dims))
-    getattr(tensor, field).extend(values)
+    getattr(tensor, et.field).extend(values)
     return tensor
 
 
@@ -641,13 +607,14 @@ def _count_error(got: int, expected: int):
                      f"{expected} elements.")
 
 
-def _plain_values(data_type: int, vals) -> list | None:
+def _plain_values(et: _dt.ElemType, vals) -> list | None:
     """The field values for common types without numpy, or None when numpy must decide.
 
     Only inputs whose conversion is certain to equal numpy's are taken: e.g. floats for
     FLOAT (rounded to float32 by the field, as numpy rounds), ints in range for the
     integer types, and strings numpy would not alter (it drops trailing NULs).
     """
+    data_type = et.code
     if isinstance(vals, (list, tuple, range)):
         items = vals
     elif data_type == _T.STRING and isinstance(vals, (str, bytes)):
@@ -661,7 +628,7 @@ def _plain_values(data_type: int, vals) -> list | None:
             if not (isinstance(v, float) or (isinstance(v, int) and -_EXACT_IN_DOUBLE <= v <= _EXACT_IN_DOUBLE)):
                 return None
         return [float(v) for v in items]
-    rng = _INT_RANGES.get(data_type)
+    rng = None if et.sub_byte else et.int_range  # one integer per field entry: no packing
     if rng is not None:
         lo, hi = rng
         for v in items:
@@ -694,33 +661,33 @@ def _import_numpy():
     return numpy
 
 
-def _np_dtype(np, data_type: int):
-    name = _NP_DTYPES[data_type]
-    if name.startswith("ml_dtypes."):
-        try:
-            import ml_dtypes  # noqa: PLC0415
-        except ImportError:
-            raise ImportError(f"make_tensor needs ml_dtypes for {_T.DataType.Name(data_type)} "
-                              "(pip install irmodel[arrays])") from None
-        return np.dtype(getattr(ml_dtypes, name[len("ml_dtypes."):]))
-    return np.dtype(name)
+def _np_dtype(et: _dt.ElemType):
+    try:
+        return _dt.np_dtype(et.code)
+    except ModuleNotFoundError as exc:
+        if exc.name != "ml_dtypes":
+            raise
+        raise ImportError(f"make_tensor needs ml_dtypes for {et.name} "
+                          "(pip install irmodel[arrays])") from None
 
 
-def _numpy_values(data_type: int, vals, expected: int) -> list:
+def _numpy_values(et: _dt.ElemType, vals, expected: int) -> list:
     """Field values converted by numpy, exactly as the reference converts them."""
     np = _import_numpy()
-    dtype = _np_dtype(np, data_type)
+    dtype = _np_dtype(et)
+    data_type, kind = et.code, et.kind
+    saturating_float8 = kind == _dt.BITS8 and et.minifloat is not None
     if data_type == _T.STRING:
         arr = np.array(vals).flatten()
         if len(arr):
             arr = np.vectorize(_to_bytes)(arr)
-    elif data_type in _FLOAT8:
+    elif saturating_float8:
         import ml_dtypes  # noqa: PLC0415
         info = ml_dtypes.finfo(dtype)  # saturating: out-of-range values clip to +-max
         arr = np.clip(np.asarray(vals), info.min, info.max).astype(dtype).flatten()
     elif data_type == _T.FLOAT8E8M0:
         arr = _float8e8m0_round_up(np, np.asarray(vals)).flatten()
-    elif data_type in _FLOAT6:
+    elif kind == _dt.BITS6:
         arr = np.asarray(vals, dtype=dtype).flatten().view(np.uint8)
     else:
         arr = np.asarray(vals, dtype=dtype).flatten()
@@ -732,62 +699,28 @@ def _numpy_values(data_type: int, vals, expected: int) -> list:
         arr = arr.view(np.float32)
     elif data_type in (_T.BFLOAT16, _T.FLOAT16):
         arr = arr.view(np.uint16)
-    elif data_type in _FLOAT8 or data_type == _T.FLOAT8E8M0:
+    elif saturating_float8 or data_type == _T.FLOAT8E8M0:
         arr = arr.view(np.uint8)
-    elif data_type in _PACKED4:
-        arr = _pack_bits(np, arr, 4)
-    elif data_type in _PACKED2:
-        arr = _pack_bits(np, arr, 2)
+    elif kind in (_dt.NIB4, _dt.NIB2):
+        from . import packing  # noqa: PLC0415 (imports numpy)
+        arr = packing.pack(arr, et.bits)
     elif data_type == _T.BOOL:
         arr = arr.astype(np.uint8)
     return arr.tolist()
 
 
-def _array_to_raw(data_type: int, arr) -> bytes:
+def _array_to_raw(et: _dt.ElemType, arr) -> bytes:
     """Little-endian bytes of a numpy array for raw_data, packing sub-byte types."""
     np = sys.modules["numpy"]
-    if data_type in _PACKED4:
-        arr = _pack_bits(np, arr, 4)
-    elif data_type in _PACKED2:
-        arr = _pack_bits(np, arr, 2)
-    elif data_type in _FLOAT6:
-        arr = _pack_6bit(np, arr.view(np.uint8))
+    if et.sub_byte:
+        from . import packing  # noqa: PLC0415 (imports numpy)
+        if et.kind == _dt.BITS6:
+            arr = arr.view(np.uint8)  # 6-bit codes are taken from the array's bytes
+        arr = packing.pack(arr, et.bits)
     order = arr.dtype.byteorder
     if order == ">" or (order == "=" and sys.byteorder == "big"):
         arr = arr.astype(arr.dtype.newbyteorder("<"))
     return arr.tobytes()
-
-
-def _pack_bits(np, arr, width: int):
-    """Pack the low ``width`` bits of each byte, first element in the lowest bits.
-
-    Works on the array's bytes (as the reference does), padding the tail with zeros.
-    """
-    per_byte = 8 // width
-    flat = arr.ravel().view(np.uint8) & np.uint8((1 << width) - 1)
-    pad = -flat.size % per_byte
-    if pad:
-        flat = np.concatenate([flat, np.zeros(pad, dtype=np.uint8)])
-    out = np.zeros(flat.size // per_byte, dtype=np.uint8)
-    for k in range(per_byte):
-        out |= flat[k::per_byte] << np.uint8(k * width)
-    return out
-
-
-def _pack_6bit(np, codes):
-    """Four 6-bit codes per three bytes, least significant bits first; trailing bytes trimmed."""
-    flat = codes.astype(np.uint8, copy=False).ravel() & np.uint8(0x3F)
-    n = flat.size
-    pad = -n % 4
-    if pad:
-        flat = np.concatenate([flat, np.zeros(pad, dtype=np.uint8)])
-    bits = (flat[0::4].astype(np.uint32) | flat[1::4].astype(np.uint32) << 6
-            | flat[2::4].astype(np.uint32) << 12 | flat[3::4].astype(np.uint32) << 18)
-    out = np.empty((bits.size, 3), dtype=np.uint8)
-    for k in range(3):
-        out[:, k] = (bits >> (8 * k)) & 0xFF
-    size = -(-n * 6 // 8)  # ceil(6n / 8) bytes
-    return out.reshape(-1)[:size]
 
 
 def _float8e8m0_round_up(np, x):

@@ -12,19 +12,13 @@ import os
 from collections import Counter
 from typing import Callable
 
+from .dtypes import ELEM_TYPES
 from .messages import ENUMS
 from .origin import origin_of
 from .walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, walk
 
 _DTYPE_NAMES = ENUMS["TensorProto.DataType"]
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
-
-#: Bits per element of each ONNX element type (0: variable size, i.e. STRING).
-ELEMENT_BITS = {
-    1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 8: 0, 9: 8, 10: 16, 11: 64, 12: 32, 13: 64,
-    14: 64, 15: 128, 16: 16, 17: 8, 18: 8, 19: 8, 20: 8, 21: 4, 22: 4, 23: 4, 24: 8, 25: 2,
-    26: 2, 27: 6, 28: 6,
-}
 
 
 def dtype_name(code: int) -> str:
@@ -104,7 +98,8 @@ def tensor_nbytes(t) -> int:
     impossible dims, the stored size (``raw_data`` or the external ``length``).  Never
     reads the payload.
     """
-    bits = ELEMENT_BITS.get(t.data_type)
+    et = ELEM_TYPES.get(t.data_type)
+    bits = None if et is None else et.bits  # 0: variable size (STRING)
     n = element_count(t)
     if bits == 0:
         return sum(len(s) for s in t.string_data)

@@ -27,6 +27,7 @@ import sys
 from wirefmt.errors import DecodeError
 
 from . import dtypes as _dt
+from . import packing
 from .external_data import read_external_data, uses_external_data
 
 # The host's byte order, as a module constant so that the big-endian paths can be
@@ -103,14 +104,8 @@ def _readonly_aligned(arr):
 
 
 def _raw_array(np, raw, et, dt, dims: tuple, name: str):
-    kind = et.kind
-    if kind in (_dt.NIB4, _dt.NIB2, _dt.BITS6):
-        data = np.frombuffer(raw, dtype=np.uint8)
-        if kind == _dt.NIB4:
-            return _unpack_4bit(np, data, dims, name).view(dt)
-        if kind == _dt.NIB2:
-            return _unpack_2bit(np, data, dims, name).view(dt)
-        return _unpack_6bit(np, data, dims, name).view(dt)
+    if et.sub_byte:
+        return packing.unpack(np.frombuffer(raw, dtype=np.uint8), et.bits, dims, name).view(dt)
     nbytes = len(raw) if not isinstance(raw, memoryview) else raw.nbytes
     if nbytes % dt.itemsize:
         raise ValueError(f"tensor {name!r}: {nbytes} bytes of raw data is not a whole number "
@@ -151,9 +146,7 @@ def _typed_array(np, tensor, et, dt, dims: tuple):
         return _reshape(low.view(dt), dims, name)
     if kind == _dt.BITS6:
         return _reshape((low & 0x3F).view(dt), dims, name)
-    if kind == _dt.NIB4:
-        return _unpack_4bit(np, low, dims, name).view(dt)
-    return _unpack_2bit(np, low, dims, name).view(dt)
+    return packing.unpack(low, et.bits, dims, name).view(dt)  # NIB4, NIB2
 
 
 def _fixed_field(np, tensor, field: str, native):
@@ -214,80 +207,6 @@ def _decode_varints(np, chunk):
     return out
 
 
-# -- sub-byte packing (layout as onnx.proto specifies: first element in the low bits) -----
-
-def _need(data, n: int, count_per_byte: float, dims: tuple, name: str, what: str) -> None:
-    if data.size * count_per_byte < n:
-        raise ValueError(f"tensor {name!r}: packed {what} data ({data.size} bytes) is too small "
-                         f"for dims {list(dims)} ({n} elements)")
-
-
-def _unpack_4bit(np, data, dims: tuple, name: str):
-    n = math.prod(dims)
-    _need(data, n, 2, dims, name, "4-bit")
-    data = data[:(n + 1) // 2]
-    out = np.empty(data.size * 2, dtype=np.uint8)
-    out[0::2] = data & 0x0F
-    out[1::2] = data >> 4
-    return out[:n].reshape(dims)
-
-
-def _unpack_2bit(np, data, dims: tuple, name: str):
-    n = math.prod(dims)
-    _need(data, n, 4, dims, name, "2-bit")
-    data = data[:(n + 3) // 4]
-    out = np.empty(data.size * 4, dtype=np.uint8)
-    for k in range(4):
-        out[k::4] = (data >> (2 * k)) & 0x03
-    return out[:n].reshape(dims)
-
-
-def _unpack_6bit(np, data, dims: tuple, name: str):
-    """Four 6-bit codes in three bytes, least significant bits first."""
-    n = math.prod(dims)
-    if data.size < -(-n * 6 // 8):
-        raise ValueError(f"tensor {name!r}: packed 6-bit data ({data.size} bytes) is too small "
-                         f"for dims {list(dims)} ({-(-n * 6 // 8)} bytes needed)")
-    groups = -(-n // 4)
-    padded = np.zeros(groups * 3, dtype=np.uint8)  # the last group may be cut short
-    k = min(data.size, padded.size)
-    padded[:k] = data[:k]
-    b = padded.reshape(groups, 3)
-    out = np.empty((groups, 4), dtype=np.uint8)
-    out[:, 0] = b[:, 0] & 0x3F
-    out[:, 1] = (b[:, 0] >> 6) | ((b[:, 1] & 0x0F) << 2)
-    out[:, 2] = (b[:, 1] >> 4) | ((b[:, 2] & 0x03) << 4)
-    out[:, 3] = b[:, 2] >> 2
-    return out.reshape(-1)[:n].reshape(dims)
-
-
-def _pack_4bit(np, flat):
-    codes = flat.view(np.uint8) & 0x0F
-    if codes.size % 2:
-        codes = np.append(codes, np.uint8(0))
-    return codes[0::2] | (codes[1::2] << 4)
-
-
-def _pack_2bit(np, flat):
-    codes = flat.view(np.uint8) & 0x03
-    if codes.size % 4:
-        codes = np.append(codes, np.zeros(4 - codes.size % 4, dtype=np.uint8))
-    return codes[0::4] | (codes[1::4] << 2) | (codes[2::4] << 4) | (codes[3::4] << 6)
-
-
-def _pack_6bit(np, flat):
-    codes = flat.view(np.uint8) & 0x3F
-    n = codes.size
-    if n % 4:
-        codes = np.append(codes, np.zeros(4 - n % 4, dtype=np.uint8))
-    v = codes.reshape(-1, 4)
-    out = np.empty((v.shape[0], 3), dtype=np.uint8)
-    out[:, 0] = v[:, 0] | ((v[:, 1] & 0x03) << 6)
-    out[:, 1] = (v[:, 1] >> 2) | ((v[:, 2] & 0x0F) << 4)
-    out[:, 2] = (v[:, 2] >> 4) | (v[:, 3] << 2)
-    return out.reshape(-1)[:-(-n * 6 // 8)]
-
-
 # -- from_array ----------------------------------------------------------------------------
 
 def from_array(array, name: str | None = None):
@@ -323,13 +242,9 @@ def from_array(array, name: str | None = None):
         return TensorProto(**fields)
 
     code = _dt.onnx_type_of(array.dtype)
-    kind = _dt.ELEM_TYPES[code].kind
-    if kind == _dt.NIB4:
-        array = _pack_4bit(np, array.ravel())
-    elif kind == _dt.NIB2:
-        array = _pack_2bit(np, array.ravel())
-    elif kind == _dt.BITS6:
-        array = _pack_6bit(np, array.ravel())
+    et = _dt.ELEM_TYPES[code]
+    if et.sub_byte:
+        array = packing.pack(array, et.bits)
     order = array.dtype.byteorder
     if order == ">" or (order == "=" and not _LITTLE):
         array = array.astype(array.dtype.newbyteorder("<"))
