@@ -1,17 +1,14 @@
 """irmodel: a pure-Python ONNX toolkit on a hand-written protobuf wire-format codec.
 
 ``import irmodel`` needs the standard library only; numpy is imported by the tensor
-functions when first called.
+functions when first called.  It imports what opening a model needs (the message
+classes, `load`); the rest (`helper`, external data, saving) is imported on first use,
+through the module ``__getattr__`` below, under the same public names.
 """
 
 from __future__ import annotations
 
 from .errors import DecodeError, EncodeError, ExternalDataError, ValidationError
-from .external_data import (ExternalDataInfo, load_external_data_for_model,
-                            load_external_data_for_tensor, read_external_data, uses_external_data)
-from .external_write import (convert_model_from_external_data, convert_model_to_external_data,
-                             save_with_external_data, set_external_data,
-                             write_external_data_tensors)
 from .io import dumps, load, loads, message_class
 from wirefmt import ParseError
 from .messages import *  # noqa: F401,F403  (ModelProto, GraphProto, ... and enum wrappers)
@@ -61,11 +58,6 @@ def from_dict(data: dict, type_name: str = "ModelProto"):
     return _from_dict(data, message_class(type_name))
 
 
-# The onnx.helper-style builders, as a submodule (``from irmodel import helper``); it
-# imports no numpy, so importing it here keeps ``import irmodel`` standard-library only.
-from . import helper  # noqa: E402
-
-
 def to_array(tensor, base_dir: str | None = None, *, verify_checksum: bool = False):
     """The numpy array a TensorProto holds (``onnx.numpy_helper.to_array``), zero-copy where it can.
 
@@ -88,6 +80,31 @@ _EXTERNAL_DATA_NAMES = [
     "save_with_external_data", "set_external_data", "uses_external_data",
     "write_external_data_tensors",
 ]
+
+#: Names imported on first use: name -> submodule.  ``helper`` is the submodule itself
+#: (onnx.helper's builders).
+_LAZY = {name: "external_data" for name in (
+    "ExternalDataInfo", "load_external_data_for_model", "load_external_data_for_tensor",
+    "read_external_data", "uses_external_data")}
+_LAZY.update({name: "external_write" for name in (
+    "convert_model_from_external_data", "convert_model_to_external_data", "save_with_external_data",
+    "set_external_data", "write_external_data_tensors")})
+_LAZY["helper"] = "helper"
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    mod = __import__(f"{__name__}.{module}", fromlist=("_",))
+    value = mod if name == module else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "load", "loads", "save", "dumps", "to_dict", "from_dict", "message_class", "IR_VERSION",

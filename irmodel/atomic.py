@@ -47,7 +47,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import Callable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Callable
 
 # The name a temporary file has when it needs one: hidden, recognisably ours, unique.
 TEMP_PREFIX = ".~"

@@ -15,7 +15,27 @@ follow the reference's ``onnx._mapping.TENSOR_TYPE_MAP`` and ``helper.tensor_dty
 
 from __future__ import annotations
 
-from typing import NamedTuple
+
+
+def _row_class(name: str, fields: tuple, namespace: dict) -> type:
+    """A tuple subclass with named fields: what ``typing.NamedTuple`` makes, without
+    importing ``typing`` (several ms of every process that reads a tensor's size)."""
+
+    def __new__(cls, *values):
+        if len(values) != len(fields):
+            raise TypeError(f"{name} takes {len(fields)} values, got {len(values)}")
+        return tuple.__new__(cls, values)
+
+    def __repr__(self) -> str:
+        return f"{name}(" + ", ".join(f"{n}={v!r}" for n, v in zip(fields, self)) + ")"
+
+    ns = {"__slots__": (), "_fields": fields, "__new__": __new__, "__repr__": __repr__,
+          "__getnewargs__": lambda self: tuple(self), "_asdict": lambda self: dict(zip(fields, self)),
+          "__module__": __name__}
+    for i, field in enumerate(fields):
+        ns[field] = property(lambda self, i=i: self[i])
+    ns.update(namespace)
+    return type(name, (tuple,), ns)
 
 # Storage "kinds": how a type is kept in the typed (non-raw) fields.  Each kind is one
 # decoding rule in `tensors.py`; several ONNX types share a rule.
@@ -53,16 +73,11 @@ NAN_UZ = "uz"        # the negative-zero pattern is the only NaN; no infinities,
 NAN_NONE = None      # every pattern is a finite number
 
 
-class Minifloat(NamedTuple):
-    """The layout of a small float format: sign bit, exponent bits, mantissa bits."""
-
-    exponent_bits: int
-    mantissa_bits: int
-    bias: int
-    nan_rule: str | None
+Minifloat = _row_class("Minifloat", ("exponent_bits", "mantissa_bits", "bias", "nan_rule"), {
+    "__doc__": "The layout of a small float format: sign bit, exponent bits, mantissa bits."})
 
 
-class ElemType(NamedTuple):
+class _ElemTypeMethods:
     """One ONNX element type.
 
     ``numpy`` is a numpy dtype name, or ``"ml_dtypes.<name>"`` for the types numpy lacks;
@@ -74,16 +89,6 @@ class ElemType(NamedTuple):
     ``minifloat`` describes the small float formats that share the IEEE layout (float8
     but E8M0, float6, float4); None for the others.
     """
-
-    code: int
-    name: str
-    numpy: str
-    kind: str
-    bits: int
-    family: str
-    signed: bool
-    raw_format: str
-    minifloat: Minifloat | None
 
     @property
     def field(self) -> str:
@@ -107,6 +112,12 @@ class ElemType(NamedTuple):
         if self.signed:
             return -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
         return 0, (1 << self.bits) - 1
+
+
+ElemType = _row_class("ElemType", ("code", "name", "numpy", "kind", "bits", "family", "signed", "raw_format",
+                                   "minifloat"),
+                      {k: v for k, v in vars(_ElemTypeMethods).items() if not k.startswith("__") or k == "__doc__"})
+del _ElemTypeMethods
 
 
 _E4M3FN = Minifloat(4, 3, 7, NAN_FN)

@@ -19,7 +19,9 @@ import codecs
 import math
 import re
 import struct
-from typing import Iterator
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Iterator
 
 from wirefmt import raw as _raw
 from wirefmt.limits import MAX_DEPTH

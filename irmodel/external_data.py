@@ -51,7 +51,9 @@ import os
 import re
 import stat
 from itertools import chain
-from typing import Iterable, Iterator
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Iterable, Iterator
 
 from .errors import ExternalDataError
 from .origin import Origin, origin_of, set_origin

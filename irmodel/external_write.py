@@ -40,7 +40,9 @@ import os
 import re
 import stat
 import sys
-from typing import Iterable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Iterable
 
 from .origin import Origin, origin_of, set_origin
 from .external_data import (_CHUNK, _DEFAULT, _EXTERNAL, ExternalDataInfo, _check_bounds,

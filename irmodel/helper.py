@@ -23,7 +23,9 @@ import collections.abc
 import math
 import numbers
 import sys
-from typing import Any, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any, Sequence
 
 from wirefmt.schema import INTEGER_KINDS, MESSAGE
 

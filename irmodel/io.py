@@ -12,16 +12,16 @@ from __future__ import annotations
 import mmap
 import os
 import stat
-from typing import BinaryIO, Union
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import BinaryIO, Union
 
-from wirefmt import DecodeError, dumps_message, write_message
+    
+from wirefmt import DecodeError
 
-from .atomic import atomic_write
-from .filecopy import source_copier
 from .messages import CLASSES
 from .origin import Origin, origin_of, set_origin
 
-PathLike = Union[str, "os.PathLike[str]"]
 
 
 def message_class(type_name: str):
@@ -167,6 +167,8 @@ def source_length(msg) -> int:
 
 def dumps(msg) -> bytes:
     """The serialized bytes, identical to protobuf's ``SerializeToString()``."""
+    from wirefmt.encoder import dumps_message  # noqa: PLC0415 (reading never needs the encoder)
+
     return dumps_message(msg)
 
 
@@ -178,6 +180,10 @@ def write_model(msg, fh: BinaryIO, *, durable: bool = False, progress=None) -> i
     ``durable=True`` says the caller fsyncs ``fh`` afterwards (an atomic save), which lets
     large copies bypass the page cache (`irmodel.filecopy.direct_copy`).
     """
+    from wirefmt.encoder import write_message  # noqa: PLC0415 (imported by the first save)
+
+    from .filecopy import source_copier  # noqa: PLC0415
+
     copier = source_copier(origin_of(msg), fh, durable=durable)
     return write_message(msg, fh, copier=copier, progress=progress)
 
@@ -185,6 +191,8 @@ def write_model(msg, fh: BinaryIO, *, durable: bool = False, progress=None) -> i
 def save_message(msg, path) -> None:
     """Write ``msg`` to ``path`` atomically (no external data handling)."""
     if isinstance(path, (str, bytes, os.PathLike)):
+        from .atomic import atomic_write  # noqa: PLC0415
+
         atomic_write(path, lambda fh: write_model(msg, fh, durable=True))
     else:
         write_model(msg, path)

@@ -10,7 +10,6 @@ messages themselves (wirefmt) know nothing of files.
 from __future__ import annotations
 
 import os
-import weakref
 
 
 class Origin:
@@ -36,7 +35,17 @@ class Origin:
         """Own ``fd`` (a duplicate the caller made), closed when this origin is collected."""
         self.source_fd = fd
         self.source_view = view
-        weakref.finalize(self, os.close, fd)
+
+    def __del__(self) -> None:
+        # A finaliser method rather than weakref.finalize: the `weakref` module is not
+        # otherwise needed to open a model, and importing it costs every process.
+        fd = self.source_fd
+        if fd is not None:
+            self.source_fd = None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def origin_of(msg) -> Origin | None:

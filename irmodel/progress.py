@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, TextIO
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Callable, TextIO
 
 #: Work that finishes within this many seconds shows no progress at all.
 DELAY = 1.0

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Callable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Callable
 
 from .dtypes import ELEM_TYPES
 from .messages import ENUMS

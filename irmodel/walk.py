@@ -19,13 +19,16 @@ field, and ``None`` as the parent of a top-level field.  `path` renders it
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Iterator, Optional, Tuple
+
+    #: ``(parent, field, index)``: see the module docstring.
+    Where = Tuple[Optional["Where"], str, Optional[int]]
+    Item = Tuple[int, object, Where]
 
 GRAPH, FUNCTION, NODE, ATTRIBUTE, TENSOR, SPARSE_TENSOR = range(6)
 
-#: ``(parent, field, index)``: see the module docstring.
-Where = Tuple[Optional["Where"], str, Optional[int]]
-Item = Tuple[int, object, Where]
 
 
 def path(where: Where | None) -> str:

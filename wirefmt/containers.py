@@ -6,8 +6,10 @@ these containers are how an ``append`` or ``del`` anywhere below invalidates tha
 
 from __future__ import annotations
 
-from typing import Callable
-from weakref import ref as _weakref
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Callable
+from _weakref import ref as _weakref  # the C type: `weakref` (the module) is not needed
 
 
 class _ItemRef(_weakref):

@@ -9,7 +9,9 @@ streaming copy: the plan holds a few slices of the mmap, not the data.
 
 from __future__ import annotations
 
-from typing import BinaryIO
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import BinaryIO
 
 from .containers import UNATTACHED_DEFAULT, RepeatedMessages
 from .containers import _ItemRef as ref
@@ -18,7 +20,10 @@ from .limits import MAX_DEPTH
 from .schema import BYTES, LEN, MESSAGE, STRING, WIRE_TYPE
 from .values import is_default
 from .varint import encode_varint
-from .writer import SpanCopier, StreamWriter, encode_packed_body, encode_scalar, tag
+from .writer import StreamWriter, encode_packed_body, encode_scalar, tag
+
+if TYPE_CHECKING:
+    from .writer import SpanCopier
 
 _TAGS: dict = {}
 

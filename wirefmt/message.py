@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from . import values as _values
 from .containers import HELD, UNATTACHED_DEFAULT, RepeatedMessages, RepeatedScalars, new_repeated
-from .encoder import dumps_message
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .scan import decode_packed, install_scanners, new_instance, tag_table
@@ -290,6 +289,8 @@ class Message:
         if other is self:
             return
         self.Clear()
+        from .encoder import dumps_message  # noqa: PLC0415 (readers never import the encoder)
+
         data = dumps_message(other)
         fresh = type(self)._from_buffer(data, memoryview(data), 0, len(data))
         for k, v in fresh.__dict__.items():
@@ -307,11 +308,15 @@ class Message:
     def MergeFrom(self, other) -> None:
         if type(other) is not type(self):
             raise TypeError(f"MergeFrom needs a {self._type_name}")
+        from .encoder import dumps_message  # noqa: PLC0415
+
         data = dumps_message(self) + dumps_message(other)
         self.Clear()
         self.CopyFrom(type(self)._from_buffer(data, memoryview(data), 0, len(data)))
 
     def SerializeToString(self) -> bytes:
+        from .encoder import dumps_message  # noqa: PLC0415
+
         return dumps_message(self)
 
     def ParseFromString(self, data) -> None:
@@ -326,6 +331,8 @@ class Message:
     def __eq__(self, other) -> bool:
         if type(other) is not type(self):
             return NotImplemented
+        from .encoder import dumps_message  # noqa: PLC0415
+
         return dumps_message(self) == dumps_message(other)
 
     __hash__ = None  # mutable, like protobuf messages
@@ -378,6 +385,40 @@ class Message:
         return f"{self._type_name}({', '.join(parts)})"
 
 
+
+
+def exact_span(msg) -> tuple | None:
+    """``(buffer, start, end)``: the bytes ``msg`` was read from, while they are still exactly
+    ``msg`` (nothing in or below it changed, no occurrences merged); None otherwise (a
+    message built in memory, or changed since it was read).
+
+    For readers that want to look at the wire form directly, such as a streaming summary
+    that reads a few fields of thousands of nodes without making a message of each.
+    ``buffer`` is indexable by offset (bytes or mmap); slicing it copies.
+    """
+    start = msg._start
+    buf = msg._buf
+    if start < 0 or buf is None:
+        return None
+    return buf[0], start, msg._end
+
+
+def item_spans(msg, name: str) -> list | None:
+    """The flat ``[start0, end0, start1, end1, ...]`` spans of the items of repeated message
+    field ``name``, in ``exact_span(msg)``'s buffer; None when ``msg`` is not exact.
+
+    Nothing is scanned: the spans are those ``msg``'s own scan recorded.  The list is a copy.
+    """
+    if exact_span(msg) is None:
+        return None
+    f = msg._fields.get(name)
+    if f is None or not f.repeated or f.kind != MESSAGE:
+        raise ValueError(f"{msg._type_name}.{name} is not a repeated message field")
+    seq = msg.__dict__.get(name)
+    if seq is None:
+        return []
+    spans = seq._spans if isinstance(seq, RepeatedMessages) else None
+    return None if spans is None else list(spans)
 
 
 class _LazyField:

@@ -10,7 +10,9 @@ malformed input is produced here, in one place.
 from __future__ import annotations
 
 import struct
-from typing import Iterator, NamedTuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterator
 
 from .errors import DecodeError
 from .limits import MAX_DEPTH, MAX_FIELD_NUMBER
@@ -22,20 +24,40 @@ WIRE_TYPE_NAMES = {VARINT: "varint", I64: "fixed64", LEN: "length-delimited",
                    SGROUP: "start-group", EGROUP: "end-group", I32: "fixed32"}
 
 
-class Field(NamedTuple):
-    """One field occurrence, as found by `iter_fields`.
+class Field(tuple):
+    """One field occurrence, as found by `iter_fields`: ``(number, wire_type, value, start,
+    end, tag_start)``, a tuple with those names (as a ``NamedTuple`` would be, without the
+    cost of importing ``typing`` into every process).
 
     ``value`` is the int for varint/fixed wire types; for length-delimited and group
     fields the value lies in ``buf[start:end]``.  ``tag_start`` is where the field begins,
     so ``buf[tag_start:end_of_field]`` is the whole field as written.
     """
 
-    number: int
-    wire_type: int
-    value: int | None
-    start: int
-    end: int
-    tag_start: int
+    __slots__ = ()
+    _fields = ("number", "wire_type", "value", "start", "end", "tag_start")
+
+    def __new__(cls, number: int, wire_type: int, value: int | None, start: int, end: int, tag_start: int):
+        return tuple.__new__(cls, (number, wire_type, value, start, end, tag_start))
+
+    number = property(lambda self: self[0])
+    wire_type = property(lambda self: self[1])
+    value = property(lambda self: self[2])
+    start = property(lambda self: self[3])
+    end = property(lambda self: self[4])
+    tag_start = property(lambda self: self[5])
+
+    def __repr__(self) -> str:
+        return "Field(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._fields, self)) + ")"
+
+    def __getnewargs__(self):
+        return tuple(self)
+
+    def _replace(self, **changes) -> "Field":
+        return Field(*(changes.pop(n, v) for n, v in zip(self._fields, self)))
+
+    def _asdict(self) -> dict:
+        return dict(zip(self._fields, self))
 
 
 def read_tag(buf, pos: int, end: int) -> tuple[int, int, int]:

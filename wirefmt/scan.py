@@ -1,7 +1,7 @@
 """The generic scan: one message's top-level fields decoded into its instance dict.
 
 This is the reference behaviour of decoding, table-driven: every tag of a message type
-maps to an `_Entry` that says what to do with it.  The loops generated per type
+maps to an entry that says what to do with it.  The loops generated per type
 (`scangen`) inline the common fields and hand every other field to `_slow`, which runs
 this loop over that one field, so each protobuf rule is written once, here.  With the
 generated scanners switched off (`use_generated_scanners`), every field goes through it:
@@ -11,8 +11,7 @@ the test suite decodes its corpus both ways.
 from __future__ import annotations
 
 import struct
-import weakref
-from typing import Callable, NamedTuple
+from _weakref import ref as _weakref
 
 from .containers import HELD, RepeatedMessages, new_repeated
 from .errors import DecodeError
@@ -33,20 +32,11 @@ from .varint import encode_varint, read_varint, to_int32
  A_FIXED, A_RFIXED, A_RENUM) = range(16)
 
 
-class _Entry(NamedTuple):
-    """What the generic scan does with one tag.  Unpacked as a plain tuple in the hot loop.
-
-    ``kind`` is the field's kind; ``check`` the validator of one element (repeated
-    fields); ``values`` the known numbers of a closed enum; ``sibs`` the other members of
-    the field's oneof, cleared when this one is read.
-    """
-
-    action: int
-    name: str
-    kind: int
-    check: Callable | None
-    values: frozenset | None
-    sibs: tuple
+# What the generic scan does with one tag, an "entry": the plain tuple ``(action, name,
+# kind, check, values, sibs)``, unpacked in the hot loop.  ``kind`` is the field's kind;
+# ``check`` the validator of one element (repeated fields); ``values`` the known numbers
+# of a closed enum; ``sibs`` the other members of the field's oneof, cleared when this
+# one is read.
 
 
 _list_append = list.append
@@ -334,7 +324,7 @@ def decode_packed(kind: int, src, spans) -> list:
 
 
 def tag_table(spec: MessageSpec, registry: Registry, checks: dict) -> dict:
-    """tag -> `_Entry` for every tag the generic scan decodes as a known field."""
+    """tag -> entry (see `_scan`'s comment) for every tag the generic scan decodes as a known field."""
     table = {}
     for f in spec.fields:
         sibs = tuple(n for n in spec.oneofs[f.oneof] if n != f.name) if f.oneof else ()
@@ -345,8 +335,8 @@ def tag_table(spec: MessageSpec, registry: Registry, checks: dict) -> dict:
         closed = kind == ENUM and registry.enum(f.type_name).closed
         values = frozenset(registry.enum(f.type_name).values.values()) if closed else None
 
-        def entry(action: int) -> _Entry:
-            return _Entry(action, f.name, kind, check, values, sibs)
+        def entry(action: int) -> tuple:
+            return action, f.name, kind, check, values, sibs
 
         if kind == MESSAGE:
             table[key | LEN] = entry(A_RMSG if f.repeated else A_MSG)
@@ -383,8 +373,8 @@ def tag_table(spec: MessageSpec, registry: Registry, checks: dict) -> dict:
 
 #: Whether classes scan with generated code; see `use_generated_scanners`.
 _generated = True
-#: Every class built so far, so that switching reaches them all.
-_built: "weakref.WeakSet" = weakref.WeakSet()
+#: Every class built so far (weak references), so that switching reaches them all.
+_built: list = []
 
 
 def use_generated_scanners(generated: bool = True, classes=None) -> None:
@@ -398,7 +388,8 @@ def use_generated_scanners(generated: bool = True, classes=None) -> None:
     global _generated
     if classes is None:
         _generated = generated
-        classes = list(_built)
+        _built[:] = [r for r in _built if r() is not None]
+        classes = [r() for r in _built]
     for cls in classes:
         if generated:
             cls._make_child = staticmethod(_first_make_child)
@@ -411,7 +402,7 @@ def use_generated_scanners(generated: bool = True, classes=None) -> None:
 def install_scanners(classes) -> None:
     """Give newly built classes the scanners currently in use (`build_classes` calls it)."""
     classes = list(classes)
-    _built.update(classes)
+    _built.extend(_weakref(c) for c in classes)
     use_generated_scanners(_generated, classes)
 
 

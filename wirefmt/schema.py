@@ -7,8 +7,9 @@ readers and writers, which precompute their dispatch from them once per message 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as _dc_field
-from typing import Iterable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Iterable
 
 # Field kinds.  Plain ints so that hot loops compare them cheaply.
 DOUBLE, FLOAT, INT64, UINT64, INT32, FIXED64, FIXED32, BOOL, STRING, GROUP, MESSAGE, BYTES, \
@@ -51,25 +52,67 @@ INT_RANGE = {
 }
 
 
-@dataclass(frozen=True)
-class FieldSpec:
+class _Frozen:
+    """Immutable after construction, compared and hashed by its fields, as a frozen dataclass.
+
+    Plain ``__slots__`` classes instead of ``dataclasses``: importing ``dataclasses``
+    pulls in ``inspect`` (and with it ``ast``, ``dis``, ``tokenize``), several ms of
+    every ``import irmodel`` for three small classes.
+    """
+
+    __slots__ = ()
+    _FIELDS: tuple = ()
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
+
+    __delattr__ = __setattr__
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, n) for n in self._FIELDS)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self):
+        return hash(self._values())
+
+    def __reduce__(self):  # pickle and copy: the constructor takes the fields in order
+        return type(self), self._values()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self._FIELDS)})"
+
+
+class FieldSpec(_Frozen):
     """One field of a message.
 
     ``type_name`` names the message or enum type for MESSAGE/GROUP/ENUM fields.
     ``packed`` defaults to the syntax's rule (proto2: unpacked, proto3: packed) when None.
+    ``explicit_presence`` is proto3's ``optional``: explicit presence for a singular
+    scalar (None: the syntax decides).
     """
 
-    number: int
-    name: str
-    kind: int
-    repeated: bool = False
-    type_name: str | None = None
-    packed: bool | None = None
-    oneof: str | None = None
-    default: object = None
-    json_name: str | None = None
-    #: proto3 ``optional``: explicit presence for a singular scalar (None: the syntax decides).
-    explicit_presence: bool | None = None
+    __slots__ = ("number", "name", "kind", "repeated", "type_name", "packed", "oneof", "default", "json_name",
+                 "explicit_presence")
+    _FIELDS = __slots__
+
+    def __init__(self, number: int, name: str, kind: int, repeated: bool = False, type_name: str | None = None,
+                 packed: bool | None = None, oneof: str | None = None, default: object = None,
+                 json_name: str | None = None, explicit_presence: bool | None = None):
+        put = object.__setattr__
+        put(self, "number", number)
+        put(self, "name", name)
+        put(self, "kind", kind)
+        put(self, "repeated", repeated)
+        put(self, "type_name", type_name)
+        put(self, "packed", packed)
+        put(self, "oneof", oneof)
+        put(self, "default", default)
+        put(self, "json_name", json_name)
+        put(self, "explicit_presence", explicit_presence)
 
     @property
     def camel_name(self) -> str:
@@ -80,40 +123,53 @@ class FieldSpec:
         return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
-@dataclass(frozen=True)
-class EnumSpec:
-    """An enum type.  ``closed`` (proto2) enums keep unknown values as unknown fields."""
+class EnumSpec(_Frozen):
+    """An enum type.  ``closed`` (proto2) enums keep unknown values as unknown fields.
 
-    name: str
-    values: dict
-    closed: bool = True
+    ``names`` maps each number to its canonical name (with aliases, the first one).
+    """
 
-    def __post_init__(self):
-        names = {}
-        for n, v in self.values.items():
-            names.setdefault(v, n)  # with aliases, the first name is the canonical one
-        object.__setattr__(self, "names", names)
+    __slots__ = ("name", "values", "closed", "names")
+    _FIELDS = ("name", "values", "closed")
+
+    def __init__(self, name: str, values: dict, closed: bool = True):
+        put = object.__setattr__
+        put(self, "name", name)
+        put(self, "values", values)
+        put(self, "closed", closed)
+        names: dict = {}
+        for n, v in values.items():
+            names.setdefault(v, n)
+        put(self, "names", names)
 
 
-@dataclass
 class MessageSpec:
-    name: str
-    fields: tuple
-    syntax: str = "proto2"
-    by_number: dict = _dc_field(init=False, repr=False)
-    by_name: dict = _dc_field(init=False, repr=False)
-    oneofs: dict = _dc_field(init=False, repr=False)
+    """A message type: its fields (sorted by number) and the lookups derived from them."""
 
-    def __post_init__(self):
-        self.fields = tuple(sorted(self.fields, key=lambda f: f.number))
+    __slots__ = ("name", "fields", "syntax", "by_number", "by_name", "oneofs")
+
+    def __init__(self, name: str, fields: tuple, syntax: str = "proto2"):
+        self.name = name
+        self.fields = tuple(sorted(fields, key=lambda f: f.number))
+        self.syntax = syntax
         self.by_number = {f.number: f for f in self.fields}
         self.by_name = {f.name: f for f in self.fields}
         if len(self.by_number) != len(self.fields) or len(self.by_name) != len(self.fields):
             raise ValueError(f"{self.name}: duplicate field number or name")
-        self.oneofs = {}
+        self.oneofs: dict = {}
         for f in self.fields:
             if f.oneof:
                 self.oneofs.setdefault(f.oneof, []).append(f.name)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.fields, self.syntax) == (other.name, other.fields, other.syntax)
+
+    __hash__ = None  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return f"MessageSpec(name={self.name!r}, fields={self.fields!r}, syntax={self.syntax!r})"
 
     def has_presence(self, f: FieldSpec) -> bool:
         """Whether a singular field tracks presence (proto2 always; proto3 for messages,

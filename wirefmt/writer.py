@@ -8,7 +8,9 @@ field, fields in field-number order (the caller's job: it walks the schema in or
 from __future__ import annotations
 
 import struct
-from typing import BinaryIO, Callable, Iterable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import BinaryIO, Callable, Iterable
 
 from .errors import EncodeError
 from .reader import Float32NaN
@@ -22,7 +24,18 @@ _U32 = struct.Struct("<I")
 #: ``copier(mv, start, length) -> copied``: moves ``mv[start:start + length]`` into the
 #: writer's file itself (after the writer has flushed everything before it) and says how
 #: many bytes it managed from the front (0: "not here").  The writer writes the rest.
-SpanCopier = Callable[[memoryview, int, int], int]
+#: (The alias is made on first use, by `__getattr__`: it needs ``typing``.)
+if TYPE_CHECKING:
+    SpanCopier = Callable[[memoryview, int, int], int]
+
+
+def __getattr__(name: str):
+    if name == "SpanCopier":
+        from typing import Callable as _Callable  # noqa: PLC0415
+
+        value = globals()["SpanCopier"] = _Callable[[memoryview, int, int], int]
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def tag(number: int, wire_type: int) -> bytes:

@@ -19,21 +19,39 @@ import os
 import sys
 
 from ..errors import DecodeError, ExternalDataError, ValidationError
-from . import convert, dump, inspect, raw
 from .common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, OutputError, Parser, UsageError
 
-#: The command modules, in the order ``--help`` lists them.
-COMMANDS = (inspect, dump, raw, convert)
+#: The commands (each a module of this package), in the order ``--help`` lists them.
+COMMANDS = ("inspect", "dump", "raw", "convert")
 
 
-def build_parser() -> Parser:
+def _command_module(name: str):
+    return __import__(f"{__name__}.{name}", fromlist=("_",))
+
+
+def _chosen(argv) -> str | None:
+    """The command a command line names (its first argument that is not an option), if any."""
+    import sys as _sys  # noqa: PLC0415
+
+    args = _sys.argv[1:] if argv is None else argv
+    first = next((a for a in args if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
+def build_parser(argv=None) -> Parser:
+    """The parser; for a command line that names a command, only that command's module
+    is imported (`irmodel inspect` never imports the modules of dump, raw or convert)."""
     from .. import __version__  # noqa: PLC0415
 
     p = Parser(prog="irmodel", description="Inspect, dump and convert ONNX models and protobuf files.")
     p.add_argument("--version", action="version", version=f"irmodel {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_parser(sub)
+    only = _chosen(argv)
+    for name in COMMANDS:
+        if only is None or name == only:
+            _command_module(name).add_parser(sub)
+        else:  # listed in the usage line, never parsed
+            sub.add_parser(name)
     return p
 
 
@@ -50,7 +68,7 @@ def _fail(message: str, status: int) -> int:
 
 def main(argv=None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except SystemExit as exc:  # --help, --version
