@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from wirefmt import EnumType, build_classes
 
+from .codecache import DEFAULT as _CODE_CACHE
 from .proto import REGISTRY
 
 
-CLASSES = build_classes(REGISTRY, module="irmodel")
+CLASSES = build_classes(REGISTRY, module="irmodel", code_cache=_CODE_CACHE)
 ENUMS = {name: EnumType(name, spec.values) for name, spec in REGISTRY.enums.items()}
 
 # Nested types and enum values where protobuf's generated code puts them, so that

@@ -15,9 +15,12 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from typing import Callable
 
 from .dtypes import ELEM_TYPES
+from wirefmt.message import exact_span, item_spans
+
 from .messages import ENUMS
+from .nodescan import node_op
 from .origin import origin_of
-from .walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, walk
+from .walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, top_level, walk, walk_items
 
 _DTYPE_NAMES = ENUMS["TensorProto.DataType"]
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
@@ -154,31 +157,77 @@ class Census:
     The graphs are the main graph, those of training_info, and every graph-valued
     attribute at any depth (counted as ``subgraphs``); functions' nodes are visited too.
     Each node is visited once, which on a large model is most of the cost.
+
+    ``stream=True`` (the default) reads the main graph's plain nodes from their bytes
+    (`irmodel.nodescan`: op type and domain only, no NodeProto made) and walks only the
+    others; the result is the same as the full walk's (``stream=False``), which the tests
+    check on the reference corpus.  A model changed since it was read is walked in full.
     """
 
-    def __init__(self, model, progress: Callable[[int, int], None] | None = None):
+    def __init__(self, model, progress: Callable[[int, int], None] | None = None, stream: bool = True):
         self.main_ops: Counter = Counter()  # op histogram of the main graph
         self.subgraphs = 0
         self.graph_nodes = 0  # nodes in all graphs (not functions)
         self.external: list = []  # TensorProtos whose data is in external files
-        total = len(model.graph.node) if model.HasField("graph") else 0
-        main_ops = self.main_ops
-        done = 0
-        for kind, msg, where in walk(model):
-            if kind == NODE:
-                container = where[0]
-                if container[0] is None and container[1] == "graph":
-                    main_ops[_op_name(msg)] += 1
-                done += 1
-                if progress is not None and not done & 1023:
-                    progress(done, total)
-            elif kind == GRAPH:
-                self.graph_nodes += len(msg.node)
-                self.subgraphs += where[1] in ("g", "graphs")
-            elif kind == TENSOR:
-                self._tensors((msg,))
-            elif kind == SPARSE_TENSOR:
-                self._sparse(msg)
+        self.streamed = 0  # main-graph nodes read from their bytes (not walked)
+        self._progress = progress
+        self._total = len(model.graph.node) if model.HasField("graph") else 0
+        self._done = 0
+        items = walk(model)
+        if stream and model.HasField("graph"):
+            spans = item_spans(model.graph, "node")
+            if spans is not None:
+                rest = top_level(model)
+                next(rest)  # the main graph, streamed here instead
+                self._stream_main_graph(model.graph, spans)
+                items = walk_items(rest)
+        visit = self._visit
+        for item in items:
+            visit(item)
+
+    def _visit(self, item) -> None:
+        kind, msg, where = item
+        if kind == NODE:
+            container = where[0]
+            if container[0] is None and container[1] == "graph":
+                self.main_ops[_op_name(msg)] += 1
+            self._tick()
+        elif kind == GRAPH:
+            self.graph_nodes += len(msg.node)
+            self.subgraphs += where[1] in ("g", "graphs")
+        elif kind == TENSOR:
+            self._tensors((msg,))
+        elif kind == SPARSE_TENSOR:
+            self._sparse(msg)
+
+    def _tick(self) -> None:
+        self._done += 1
+        if self._progress is not None and not self._done & 1023:
+            self._progress(self._done, self._total)
+
+    def _stream_main_graph(self, g, spans: list) -> None:
+        """The main graph's items as `walk` orders them, plain nodes read from their bytes."""
+        where = (None, "graph", None)
+        self._visit((GRAPH, g, where))
+        for i, t in enumerate(g.initializer):
+            self._visit((TENSOR, t, (where, "initializer", i)))
+        for i, t in enumerate(g.sparse_initializer):
+            self._visit((SPARSE_TENSOR, t, (where, "sparse_initializer", i)))
+        src = exact_span(g)[0]
+        depth = g._depth + 1
+        counts: dict = {}  # (op_type, domain) -> nodes; named once at the end
+        get = counts.get
+        for i in range(0, len(spans), 2):
+            op = node_op(src, spans[i], spans[i + 1], depth)
+            if op is None:  # not plain, or not well formed: made and walked as always
+                for item in walk_items([(NODE, g.node[i >> 1], (where, "node", i >> 1))]):
+                    self._visit(item)
+                continue
+            counts[op] = get(op, 0) + 1
+            self.streamed += 1
+            self._tick()
+        for (op_type, domain), n in counts.items():
+            self.main_ops[(domain + "::" if domain not in ("", "ai.onnx") else "") + op_type] += n
 
     def _tensors(self, tensors) -> None:
         for t in tensors:
@@ -194,24 +243,28 @@ def _op_name(node) -> str:
 
 
 def summarize(model, base_dir: str | None = None,
-              progress: Callable[[int, int], None] | None = None) -> dict:
+              progress: Callable[[int, int], None] | None = None, *, stream: bool = True) -> dict:
     """The `inspect` summary of ``model`` as a JSON-friendly dict.
 
     ``base_dir`` is the model's directory, where external data files are looked up
     (defaults to the directory `irmodel.load` recorded).  ``progress(done, total)`` is
-    called now and then while the nodes are visited.
+    called now and then while the nodes are visited.  ``stream=False`` walks every node
+    as a NodeProto (`Census`); the result is the same.
     """
     if base_dir is None:
         origin = origin_of(model)
         base_dir = origin.base_dir if origin is not None else None
     g = model.graph
-    census = Census(model, progress)
+    # Held for the length of the summary: the census and the loops below read the same
+    # TensorProtos (a long repeated field holds its items weakly; these are made once).
+    initializers = list(g.initializer)
+    census = Census(model, progress, stream=stream)
     by_dtype: dict = {}
-    for t in g.initializer:
+    for t in initializers:
         entry = by_dtype.setdefault(dtype_name(t.data_type), {"count": 0, "bytes": 0})
         entry["count"] += 1
         entry["bytes"] += tensor_nbytes(t)
-    init_names = {t.name for t in g.initializer}
+    init_names = {t.name for t in initializers}
 
     files: dict = {}
     for t in census.external:

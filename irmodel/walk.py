@@ -21,7 +21,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
-    from typing import Iterator, Optional, Tuple
+    from typing import Iterable, Iterator, Optional, Tuple
 
     #: ``(parent, field, index)``: see the module docstring.
     Where = Tuple[Optional["Where"], str, Optional[int]]
@@ -50,6 +50,16 @@ def top_field(where: Where) -> str:
 def walk(model) -> Iterator[Item]:
     """Yield every item of ``model`` (a ModelProto) in the order the module docstring gives."""
     return _expand(_top_level(model))
+
+
+def top_level(model) -> Iterator[Item]:
+    """The model's own items (main graph, training_info graphs, functions), not below them."""
+    return _top_level(model)
+
+
+def walk_items(items: Iterable[Item]) -> Iterator[Item]:
+    """Each of ``items`` and everything below it, in the walk's order."""
+    return _expand(iter(items))
 
 
 def walk_graph(graph, where: Where = (None, "graph", None)) -> Iterator[Item]:

@@ -26,7 +26,7 @@ _LAZY = {
     "Message": "message", "build_classes": "message", "exact_span": "message", "item_spans": "message",
     "Field": "reader", "iter_fields": "reader", "read_field": "reader", "read_tag": "reader",
     "skip_group": "reader", "unpack_fixed": "reader", "unpack_varints": "reader",
-    "use_generated_scanners": "scan", "set_code_cache": "scan",
+    "use_generated_scanners": "scan",
     "EnumSpec": "schema", "FieldSpec": "schema", "MessageSpec": "schema", "Registry": "schema",
     "encode_varint": "varint", "read_varint": "varint", "zigzag_decode": "varint", "zigzag_encode": "varint",
     "SpanCopier": "writer", "StreamWriter": "writer", "encode_packed_body": "writer", "encode_scalar": "writer",
@@ -53,5 +53,5 @@ __all__ = [
     "EnumSpec", "FieldSpec", "MessageSpec", "Registry", "encode_varint", "read_varint",
     "zigzag_decode", "zigzag_encode", "SpanCopier", "StreamWriter", "encode_packed_body",
     "encode_scalar", "tag", "Message", "build_classes", "EnumType", "use_generated_scanners",
-    "set_code_cache", "exact_span", "item_spans", "dumps_message", "write_message", "to_dict", "from_dict",
+    "exact_span", "item_spans", "dumps_message", "write_message", "to_dict", "from_dict",
 ]

@@ -46,6 +46,7 @@ class Message:
     _idx = HELD  # >= 0: index of a clean item its repeated field holds weakly, to pin on
     # first modification; HELD or UNATTACHED_DEFAULT (see wirefmt.containers)
     _depth = 0
+    _code_cache = None  # where compiled scan code is kept across processes (`build_classes`)
     _lazy = None  # field name -> flat [start, end, ...] spans not decoded yet
     _unknown = None  # flat [start, end, ...] spans of unknown fields, in input order;
     # a synthetic field (bytes) stands where a start would, paired with None
@@ -444,12 +445,15 @@ class _LazyField:
         name = self.name
         d = msg.__dict__
         lazy = d.get("_lazy")
-        spans = lazy.pop(name, None) if lazy else None
+        spans = lazy.get(name) if lazy else None
         cls = msg._classes[name]
         if self.repeated:  # absent: a scan puts a present one straight into the dict
             value = RepeatedMessages(msg, name, cls, spans)
         elif spans is not None:
+            # The spans leave `_lazy` only once the scan succeeded: a DecodeError must not
+            # turn the field into an absent one for the next reader.
             value = cls._from_spans(msg, spans, name)
+            del lazy[name]
         else:  # absent: a default that attaches itself when first modified
             value = cls()
             vd = value.__dict__
@@ -489,11 +493,14 @@ class _LazyScalars(_LazyField):
         return value
 
 
-def build_classes(registry: Registry, module: str = "wirefmt") -> dict:
+def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None) -> dict:
     """Create one `Message` subclass per message spec in ``registry``, by full name.
 
     ``module`` becomes the classes' ``__module__`` (irmodel passes ``"irmodel"``, so that
     ``repr(type(m))`` and pickling name the package users import them from).
+    ``code_cache`` keeps the compiled scan code of each type across processes: an object
+    with ``load(key) -> bytes | None`` and ``save(key, data)`` (see `scangen._compile`);
+    None compiles it in every process.
     """
     classes: dict = {}
     for name, spec in registry.messages.items():
@@ -506,6 +513,7 @@ def build_classes(registry: Registry, module: str = "wirefmt") -> dict:
             "_checks": checks,
             "_tags": tag_table(spec, registry, checks),
             "_classes": {},
+            "_code_cache": code_cache,
             "_implicit": frozenset(f.name for f in spec.fields
                                    if not f.repeated and not spec.has_presence(f)),
             "__module__": module,

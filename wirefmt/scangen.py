@@ -24,6 +24,9 @@ make us copy more than 127 bytes beyond the message.
 
 from __future__ import annotations
 
+import marshal
+import sys
+
 from .schema import BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT, MessageSpec, Registry
 
 _HEADER_CHILD = '''\
@@ -261,6 +264,46 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> 
     return "".join(out), locals_
 
 
+# -- compiled code, kept across processes ------------------------------------------------
+# Compiling a scan function costs about a millisecond, in every process that reads that
+# type.  A class built with a ``code_cache`` (`build_classes`) keeps the compiled code in
+# it instead: any object with ``load(key) -> bytes | None`` and ``save(key, data)``
+# (irmodel's is a directory of files, `irmodel.codecache`; wirefmt itself opens no
+# files).  What is stored is the generated source with its code: a stored entry is used
+# only when its source is exactly the source generated now, so a change of the schema,
+# of this generator or of anything the source depends on can never run stale code, and
+# no version number has to be kept by hand.  Entries of another Python are refused by
+# their header (the bytecode magic number) before they are unmarshalled.
+
+try:
+    from _frozen_importlib_external import MAGIC_NUMBER as _MAGIC
+except ImportError:  # not CPython: the version string stands for the bytecode format
+    _MAGIC = sys.version.encode()
+_HEADER = b"wirefmt scan code 1 " + sys.implementation.cache_tag.encode() + b" " + _MAGIC + b"\n"
+_CODE_TYPE = type(_indent.__code__)
+
+
+def _compile(source: str, filename: str, key: str, cache):
+    """The code object of ``source``: from ``cache`` when it holds exactly this source, else
+    compiled (and offered to the cache).  A cache that fails in any way is a cache miss."""
+    if cache is not None:
+        try:
+            data = cache.load(key)
+            if data and data.startswith(_HEADER):
+                stored, code = marshal.loads(memoryview(data)[len(_HEADER):])
+                if stored == source and type(code) is _CODE_TYPE and code.co_filename == filename:
+                    return code
+        except Exception:  # noqa: BLE001 - unreadable, truncated, corrupt: compile instead
+            pass
+    code = compile(source, filename, "exec")
+    if cache is not None:
+        try:
+            cache.save(key, _HEADER + marshal.dumps((source, code)))
+        except Exception:  # noqa: BLE001 - an unwritable cache only costs the next process
+            pass
+    return code
+
+
 def build_scanner(cls, registry: Registry, helpers: dict, which: str):
     """Generate one scan function for message class ``cls``: ``which`` is "make_child" or "scan".
 
@@ -268,7 +311,8 @@ def build_scanner(cls, registry: Registry, helpers: dict, which: str):
     ``parent``'s buffer; ``scan(msg, src, mv, pos, end)`` scans a span into an existing
     message (the root, and later occurrences of a merged singular submessage).  Each is
     compiled on its first call only: most types only ever need one of the two, and
-    compiling costs about a millisecond per function.
+    compiling costs about a millisecond per function (or loaded from the class's
+    ``_code_cache``, see `_compile`).
     ``helpers`` supplies the functions the code calls (`scan._SCANNER_HELPERS`).
     """
     spec = cls._spec
@@ -284,6 +328,7 @@ def build_scanner(cls, registry: Registry, helpers: dict, which: str):
         source = _HEADER_CHILD + init + _LOOP_HEAD + body + _LOOP_TAIL + "    return m\n"
     else:
         source = _HEADER_SCAN + init + _LOOP_HEAD + body + _LOOP_TAIL
-    code = compile(source, f"<wirefmt {which} {spec.name}>", "exec")
+    code = _compile(source, f"<wirefmt {which} {spec.name}>", f"{cls.__module__}.{spec.name}.{which}",
+                    cls._code_cache)
     exec(code, ns)  # noqa: S102 -- source built above from the schema tables only
     return ns[which]

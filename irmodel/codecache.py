@@ -1,0 +1,129 @@
+"""Where the scan code wirefmt generates for each message type is kept between processes.
+
+Every process that reads a message type needs that type's scan function, generated
+from the schema and compiled on first use (`wirefmt.scangen`): about a millisecond per
+function, a dozen of them for an ``irmodel inspect``.  `FileCodeCache` keeps the
+compiled code in the user's cache directory, one small file per function, so that only
+the first process after an install (or a change) pays for it:
+
+* ``$IRMODEL_CACHE_DIR`` if set (set it empty to switch the cache off); else
+  ``$XDG_CACHE_HOME/irmodel``, ``~/.cache/irmodel`` (``~/Library/Caches/irmodel`` on
+  macOS, ``%LOCALAPPDATA%\\irmodel\\Cache`` on Windows); then a directory per irmodel
+  version and Python (``scan-0.1.0-cpython-311``).  Never inside the installed package:
+  site-packages is often read-only, shared, or owned by somebody else.
+* What a file holds is checked by wirefmt, not trusted: the code is used only if the
+  source stored with it is exactly the source generated now (`wirefmt.scangen._compile`),
+  so a changed schema or generator can never run old code.
+* Any failure is silent and costs only speed: a directory that cannot be created or
+  written (the first failed write switches saving off for the process), a file that
+  cannot be read, a directory owned by another user or writable by others (refused,
+  as code from it would run in this process).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: Environment variable naming the cache directory; an empty value switches the cache off.
+ENV = "IRMODEL_CACHE_DIR"
+
+
+def default_directory() -> str | None:
+    """The user cache directory for irmodel (not yet versioned), or None if there is none."""
+    explicit = os.environ.get(ENV)
+    if explicit is not None:
+        return explicit or None
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA")
+        return os.path.join(base, "irmodel", "Cache") if base else None
+    if sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Caches")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    if not os.path.isabs(base):  # no home directory ("~" left as it was), or a relative XDG path
+        return None
+    return os.path.join(base, "irmodel")
+
+
+def _file_name(key: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in key) + ".bin"
+
+
+class FileCodeCache:
+    """A directory of compiled scan code, one file per key; see the module docstring.
+
+    ``directory`` None: `default_directory`, resolved on first use (not at import, which
+    must stay cheap), in a subdirectory for this irmodel version and Python.  ``hits``,
+    ``misses`` and ``saved`` count what happened, for tests and curious users.
+    """
+
+    def __init__(self, directory: str | None = None):
+        self._given = directory
+        self._dir: str | None = None
+        self._resolved = False
+        self.writable = True
+        self.hits = self.misses = self.saved = 0
+
+    @property
+    def directory(self) -> str | None:
+        if not self._resolved:
+            self._resolved = True
+            base = self._given if self._given is not None else default_directory()
+            if base:
+                from . import __version__  # noqa: PLC0415 (not at import: irmodel is importing us)
+
+                self._dir = os.path.join(base, f"scan-{__version__}-{sys.implementation.cache_tag}")
+        return self._dir
+
+    def _trusted(self, path: str) -> bool:
+        """A directory we own and nobody else can write to (POSIX; anything goes elsewhere)."""
+        if not hasattr(os, "getuid"):
+            return True
+        st = os.stat(path)
+        return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+    def load(self, key: str) -> bytes | None:
+        d = self.directory
+        data = None
+        if d is not None:
+            try:
+                with open(os.path.join(d, _file_name(key)), "rb") as fh:
+                    if self._trusted(d):
+                        data = fh.read()
+            except OSError:
+                pass
+        if data is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return data
+
+    def save(self, key: str, data: bytes) -> None:
+        d = self.directory
+        if d is None or not self.writable:
+            return
+        tmp = os.path.join(d, f".{_file_name(key)}.{os.getpid()}.tmp")
+        try:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+            if not self._trusted(d):
+                self.writable = False
+                return
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+            try:
+                with open(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, os.path.join(d, _file_name(key)))  # readers see all of it or none
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            self.saved += 1
+        except OSError:
+            self.writable = False  # read-only home, full disk, ...: stop trying in this process
+
+
+#: The cache the ONNX message classes use (`irmodel.messages`).
+DEFAULT = FileCodeCache()

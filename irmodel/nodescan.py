@@ -1,0 +1,149 @@
+"""A node's ``op_type`` and ``domain`` read straight from its bytes, without making a NodeProto.
+
+What ``irmodel inspect`` needs of a node of the main graph is its op type; making a
+NodeProto for that (a message, its input and output lists, its attributes, a
+TensorProto for each ``Constant``) is most of the cost of a summary.  `node_op` reads
+the node's wire form instead, and answers only for a *plain* node: one whose attributes
+hold no graph, no sparse tensor and no tensor that says where its data lives
+(``data_location``, which may make it external).  For any other node, and for any bytes
+that are not well formed, it answers None and the caller makes the NodeProto and walks
+it as before (`irmodel.summary`), which raises the error the bytes deserve.
+
+So that the two paths agree exactly, this reads the same levels the full path scans
+(the node, each of its attributes, each tensor in them) and refuses (None) whatever
+the full path's scan would refuse there: a bad tag, varint, length or group, a field
+running past its message.  Deeper levels (the contents of a tensor's ``raw_data``,
+an attribute's packed ``ints``) are not read by either.  Protobuf's rules hold: the
+last ``op_type`` wins, a field with an unexpected wire type is an unknown field, and
+invalid UTF-8 (kept as bytes by the full path) sends the node to the full path.
+"""
+
+from __future__ import annotations
+
+from wirefmt.errors import DecodeError
+from wirefmt.reader import read_field
+from wirefmt.varint import read_varint
+
+from .messages import CLASSES
+
+_LEN, _VARINT = 2, 0
+
+
+def _number(type_name: str, field: str) -> int:
+    return CLASSES[type_name]._fields[field].number
+
+
+_OP_TYPE, _DOMAIN, _ATTRIBUTE = (_number("NodeProto", f) for f in ("op_type", "domain", "attribute"))
+_OP_TYPE_TAG, _DOMAIN_TAG, _ATTRIBUTE_TAG = (n << 3 | _LEN for n in (_OP_TYPE, _DOMAIN, _ATTRIBUTE))
+assert max(_OP_TYPE_TAG, _DOMAIN_TAG, _ATTRIBUTE_TAG) < 128  # one-byte tags: see node_op
+_T, _TENSORS = _number("AttributeProto", "t"), _number("AttributeProto", "tensors")
+#: Attribute fields whose presence sends a node to the full path (they hold what a
+#: summary counts: graphs, and sparse tensors whose parts may be external).
+_NOT_PLAIN = frozenset(_number("AttributeProto", f) for f in ("g", "graphs", "sparse_tensor", "sparse_tensors"))
+_DATA_LOCATION = _number("TensorProto", "data_location")
+
+
+def _field(src, pos: int, end: int, depth: int) -> tuple:
+    """``(number, wire_type, a, after)`` of the field at ``pos``; raises DecodeError or IndexError.
+
+    ``a`` is the payload's start for a length-delimited field (it ends at ``after``) and
+    the value for a varint.  One- and two-byte tags, lengths and varints are read inline;
+    everything else through `wirefmt.reader.read_field`, the generic validating reader.
+    """
+    tag = src[pos]
+    q = pos + 1
+    if tag > 127:
+        b = src[q]
+        if b > 127:
+            return _generic(src, pos, end, depth)
+        tag = (tag & 127) | (b << 7)
+        q += 1
+    wt = tag & 7
+    if tag > 7:  # field number 0 is an error: the generic reader says which
+        if wt == _LEN:
+            n = src[q]
+            if n < 128:
+                a = q + 1
+            else:
+                n, a = read_varint(src, q, end)
+            after = a + n
+            if after > end:
+                raise DecodeError("length past the end of the message", q)
+            return tag >> 3, _LEN, a, after
+        if wt == _VARINT:
+            v = src[q]
+            if v < 128:
+                return tag >> 3, _VARINT, v, q + 1
+            v, after = read_varint(src, q, end)
+            return tag >> 3, _VARINT, v, after
+    return _generic(src, pos, end, depth)
+
+
+def _generic(src, pos: int, end: int, depth: int) -> tuple:
+    f, after = read_field(src, pos, end, depth)
+    return f.number, f.wire_type, f.start, after
+
+
+def _plain_tensor(src, pos: int, end: int, depth: int) -> bool:
+    """A well-formed TensorProto that does not set ``data_location`` (so it is not external)."""
+    while pos < end:
+        number, wt, _, pos = _field(src, pos, end, depth)
+        if number == _DATA_LOCATION and wt == _VARINT:
+            return False
+    return pos == end
+
+
+def _plain_attribute(src, pos: int, end: int, depth: int) -> bool:
+    while pos < end:
+        number, wt, a, pos = _field(src, pos, end, depth)
+        if wt != _LEN:
+            continue
+        if number in _NOT_PLAIN:
+            return False
+        if (number == _T or number == _TENSORS) and not _plain_tensor(src, a, pos, depth + 1):
+            return False
+    return pos == end
+
+
+def node_op(src, start: int, end: int, depth: int) -> tuple | None:
+    """``(op_type, domain)`` of the plain NodeProto in ``src[start:end]``, else None.
+
+    ``depth`` is the node's nesting depth as the full path would see it (2 in a model's
+    main graph); it bounds group skipping as there.  See the module docstring.
+    """
+    op_type = domain = ""
+    pos = start
+    try:
+        while pos < end:
+            tag = src[pos]
+            if tag & 7 == _LEN and 7 < tag < 128:  # a node's own fields: inline (hot loop)
+                n = src[pos + 1]
+                if n < 128:
+                    a = pos + 2
+                else:
+                    n, a = read_varint(src, pos + 1, end)
+                pos = a + n
+                if pos > end:
+                    return None
+                if tag == _OP_TYPE_TAG:
+                    op_type = src[a:pos].decode()
+                elif tag == _ATTRIBUTE_TAG:
+                    if not _plain_attribute(src, a, pos, depth + 1):
+                        return None
+                elif tag == _DOMAIN_TAG:
+                    domain = src[a:pos].decode()
+                continue
+            number, wt, a, pos = _field(src, pos, end, depth)
+            if wt != _LEN:
+                continue
+            if number == _OP_TYPE:
+                op_type = src[a:pos].decode()
+            elif number == _DOMAIN:
+                domain = src[a:pos].decode()
+            elif number == _ATTRIBUTE and not _plain_attribute(src, a, pos, depth + 1):
+                return None
+    except (DecodeError, IndexError, UnicodeDecodeError):
+        return None
+    if pos != end:
+        return None
+    return op_type, domain
