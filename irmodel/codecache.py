@@ -40,8 +40,10 @@ def default_directory() -> str | None:
     if sys.platform == "darwin":
         base = os.path.expanduser("~/Library/Caches")
     else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    if not os.path.isabs(base):  # no home directory ("~" left as it was), or a relative XDG path
+        base = os.environ.get("XDG_CACHE_HOME", "")
+        if not os.path.isabs(base):  # unset, empty or relative: ignored, as the XDG spec says
+            base = os.path.expanduser("~/.cache")
+    if not os.path.isabs(base):  # no home directory: "~" was left as it was
         return None
     return os.path.join(base, "irmodel")
 

@@ -66,7 +66,8 @@ class _Frozen:
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
 
-    __delattr__ = __setattr__
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r} of a frozen {type(self).__name__}")
 
     def _values(self) -> tuple:
         return tuple(getattr(self, n) for n in self._FIELDS)

@@ -1,0 +1,274 @@
+"""Start-up: what ``import irmodel`` and each command import, the lazy names, the schema
+classes that replaced dataclasses, and the cache of compiled scan code (no timing here)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+import irmodel
+import wirefmt
+from irmodel import codecache
+from wirefmt import scangen
+from wirefmt.schema import ENUM, INT64, MESSAGE, STRING, EnumSpec, FieldSpec, MessageSpec, Registry
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LENET = os.path.join(ROOT, "examples", "lenet.onnx")
+
+
+def _run(code: str, env: dict | None = None) -> str:
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=full_env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _modules(code: str, env: dict | None = None) -> set:
+    probe = code + "\nimport sys\n_seen = sorted(sys.modules)\nimport json\nprint(json.dumps(_seen))"
+    return set(json.loads(_run(probe, env).splitlines()[-1]))
+
+
+def _modules_after(code: str, env: dict | None = None) -> set:
+    """The modules ``code`` imports beyond what the bare interpreter (and its site, which
+    for an editable install imports a finder with pathlib, re and more) has already."""
+    return _modules(code, env) - _modules("pass", env)
+
+
+# -- what is imported -------------------------------------------------------------------
+
+LAZY_MODULES = {"irmodel.helper", "irmodel.external_data", "irmodel.external_write", "irmodel.atomic",
+                "irmodel.filecopy", "irmodel.tensors", "irmodel.summary", "irmodel.dump", "irmodel.cli",
+                "wirefmt.encoder", "wirefmt.writer", "wirefmt.jsonform", "wirefmt.raw"}
+HEAVY_STDLIB = {"typing", "dataclasses", "inspect", "ast", "numpy", "onnx", "google", "weakref",
+                "collections", "argparse", "json", "hashlib", "re"}
+
+
+def test_import_irmodel_imports_only_what_opening_a_model_needs():
+    loaded = _modules_after("import irmodel")
+    assert not loaded & LAZY_MODULES
+    assert not loaded & HEAVY_STDLIB
+    assert {"irmodel.io", "irmodel.messages", "wirefmt.message", "wirefmt.scan"} <= loaded
+
+
+def test_loading_and_reading_a_model_needs_no_more():
+    loaded = _modules_after(f"import irmodel\nm = irmodel.load({LENET!r})\n"
+                            "[(n.op_type, [a.name for a in n.attribute]) for n in m.graph.node]")
+    assert not loaded & (LAZY_MODULES | HEAVY_STDLIB)
+
+
+@pytest.mark.parametrize("argv, absent", [
+    (["inspect", "--json", LENET], {"irmodel.cli.dump", "irmodel.cli.raw", "irmodel.cli.convert", "irmodel.dump",
+                                    "irmodel.helper", "irmodel.external_write", "wirefmt.encoder", "typing"}),
+    (["raw", LENET], {"irmodel.cli.inspect", "irmodel.cli.dump", "irmodel.cli.convert", "irmodel.summary"}),
+    (["dump", LENET], {"irmodel.cli.inspect", "irmodel.cli.raw", "irmodel.cli.convert"}),
+])
+def test_a_command_imports_only_its_own_module(argv, absent):
+    loaded = _modules_after("import contextlib, io\nfrom irmodel.cli import main\n"
+                            f"with contextlib.redirect_stdout(io.StringIO()):\n    assert main({argv!r}) == 0")
+    assert f"irmodel.cli.{argv[0]}" in loaded
+    assert not loaded & absent
+
+
+def test_help_still_lists_every_command(capsys):
+    from irmodel.cli import COMMANDS, main
+
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in COMMANDS)
+
+
+def test_lazy_names_are_the_same_objects_as_their_modules():
+    import irmodel.external_data as ed
+    import irmodel.external_write as ew
+    import irmodel.helper as helper
+
+    for name, module in irmodel._LAZY.items():
+        value = getattr(irmodel, name)
+        target = {"external_data": ed, "external_write": ew, "helper": helper}[module]
+        assert value is (target if name == "helper" else getattr(target, name)), name
+    assert set(irmodel.__all__) <= set(dir(irmodel))
+    for name in irmodel.__all__:
+        assert getattr(irmodel, name) is not None, name
+    ns: dict = {}
+    exec("from irmodel import *", ns)  # noqa: S102
+    assert set(irmodel.__all__) <= set(ns)
+    with pytest.raises(AttributeError):
+        irmodel.no_such_name  # noqa: B018
+
+
+def test_wirefmt_lazy_names_resolve_to_their_definitions():
+    from wirefmt import encoder, jsonform, reader, writer
+
+    assert set(wirefmt.__all__) <= set(dir(wirefmt))
+    for name in wirefmt.__all__:
+        assert getattr(wirefmt, name) is not None, name
+    assert wirefmt.dumps_message is encoder.dumps_message and wirefmt.to_dict is jsonform.to_dict
+    assert wirefmt.Field is reader.Field and wirefmt.StreamWriter is writer.StreamWriter
+    assert str(wirefmt.SpanCopier).startswith("typing.Callable")
+    with pytest.raises(AttributeError):
+        wirefmt.no_such_name  # noqa: B018
+
+
+# -- the classes that replaced dataclasses and NamedTuples --------------------------------
+
+def test_field_spec_behaves_as_the_frozen_dataclass_it_replaces():
+    f = FieldSpec(3, "dims", INT64, repeated=True)
+    assert f == FieldSpec(3, "dims", INT64, True) and hash(f) == hash(FieldSpec(3, "dims", INT64, True))
+    assert f != FieldSpec(3, "dims", INT64) and f != (3, "dims")
+    assert repr(f) == ("FieldSpec(number=3, name='dims', kind=3, repeated=True, type_name=None, packed=None, "
+                       "oneof=None, default=None, json_name=None, explicit_presence=None)")
+    with pytest.raises(AttributeError):
+        f.name = "other"
+    with pytest.raises(AttributeError):
+        del f.name
+    with pytest.raises(TypeError):
+        FieldSpec(1, "a")  # kind is required
+    assert pickle.loads(pickle.dumps(f)) == f and copy.deepcopy(f) == f
+    assert FieldSpec(1, "raw_data_x", STRING).camel_name == "rawDataX"
+
+
+def test_enum_and_message_specs_keep_their_contract():
+    e = EnumSpec("E", {"A": 0, "B": 1, "ALIAS": 1})
+    assert e.names == {0: "A", 1: "B"} and e == EnumSpec("E", {"A": 0, "B": 1, "ALIAS": 1})
+    assert repr(e) == "EnumSpec(name='E', values={'A': 0, 'B': 1, 'ALIAS': 1}, closed=True)"
+    with pytest.raises(TypeError):
+        hash(e)  # its values are a dict, as with the dataclass
+    m = MessageSpec("M", (FieldSpec(2, "b", STRING), FieldSpec(1, "a", INT64, oneof="o")))
+    assert [f.number for f in m.fields] == [1, 2] and m.oneofs == {"o": ["a"]}
+    assert m == MessageSpec("M", [FieldSpec(1, "a", INT64, oneof="o"), FieldSpec(2, "b", STRING)])
+    assert repr(m).startswith("MessageSpec(name='M', fields=(FieldSpec(number=1")
+    with pytest.raises(TypeError):
+        hash(m)
+    with pytest.raises(ValueError):
+        MessageSpec("D", (FieldSpec(1, "a", INT64), FieldSpec(1, "b", INT64)))
+
+
+def test_field_is_a_named_tuple():
+    f = wirefmt.Field(1, 2, None, 3, 7, 1)
+    assert f == (1, 2, None, 3, 7, 1) and f.number == 1 and f.end == 7 and f.tag_start == 1
+    assert f._replace(end=9) == (1, 2, None, 3, 9, 1) and f._asdict()["wire_type"] == 2
+    assert repr(f) == "Field(number=1, wire_type=2, value=None, start=3, end=7, tag_start=1)"
+    assert pickle.loads(pickle.dumps(f)) == f
+
+
+# -- the cache of compiled scan code ------------------------------------------------------
+
+_READ = (f"import irmodel\nm = irmodel.load({LENET!r})\n"
+         "ops = [(n.op_type, [a.name for a in n.attribute]) for n in m.graph.node]\n"
+         "from irmodel.codecache import DEFAULT as c\n"
+         "import json; print(json.dumps([c.hits, c.misses, c.saved, c.directory, ops]))")
+
+
+def _read_with_cache(directory) -> list:
+    return json.loads(_run(_READ, {codecache.ENV: str(directory)}).splitlines()[-1])
+
+
+def test_the_second_process_loads_the_code_the_first_one_compiled(tmp_path):
+    hits, misses, saved, where, ops = _read_with_cache(tmp_path)
+    assert hits == 0 and misses == saved > 0
+    assert where.startswith(str(tmp_path)) and f"scan-{irmodel.__version__}-" in where
+    assert len(os.listdir(where)) == saved
+    hits2, misses2, saved2, _, ops2 = _read_with_cache(tmp_path)
+    assert (hits2, misses2, saved2) == (saved, 0, 0) and ops2 == ops
+
+
+def test_a_stored_entry_is_used_only_for_exactly_its_source(tmp_path):
+    _, _, saved, where, ops = _read_with_cache(tmp_path)
+    node_file = os.path.join(where, "irmodel.NodeProto.make_child.bin")
+    data = open(node_file, "rb").read()
+    header = scangen._HEADER
+    assert data.startswith(header)
+    import marshal
+
+    source, code = marshal.loads(data[len(header):])
+    # the same code under a different source (as after a schema or generator change)
+    open(node_file, "wb").write(header + marshal.dumps((source + "\n# changed\n", code)))
+    hits, misses, saved2, _, ops2 = _read_with_cache(tmp_path)
+    assert saved2 == 1 and ops2 == ops  # recompiled and stored again
+    # another Python's entry (another magic number): refused before unmarshalling
+    open(node_file, "wb").write(header.replace(b"scan code 1", b"scan code 0") + data[len(header):])
+    assert _read_with_cache(tmp_path)[2] == 1
+    # garbage after a good header, and an empty file
+    for junk in (header + b"\xff\x00garbage", b""):
+        open(node_file, "wb").write(junk)
+        hits, misses, saved3, _, ops3 = _read_with_cache(tmp_path)
+        assert saved3 == 1 and ops3 == ops
+
+
+def test_the_schema_decides_what_is_reused_in_process():
+    class DictCache:
+        def __init__(self):
+            self.data: dict = {}
+
+        def load(self, key):
+            return self.data.get(key)
+
+        def save(self, key, data):
+            self.data[key] = data
+
+    cache = DictCache()
+
+    def classes(fields):
+        reg = Registry([MessageSpec("T", tuple(fields))], [EnumSpec("K", {"A": 0, "B": 1})])
+        return wirefmt.build_classes(reg, module="cachetest", code_cache=cache)["T"]
+
+    v1 = classes([FieldSpec(1, "a", INT64)])
+    data = b"\x08\x05\x12\x02hi\x18\x01"
+    assert v1.FromString(data).a == 5
+    assert list(cache.data) == ["cachetest.T.scan"]
+    stored = cache.data["cachetest.T.scan"]
+    v2 = classes([FieldSpec(1, "a", INT64), FieldSpec(2, "b", STRING), FieldSpec(3, "k", ENUM, type_name="K")])
+    m = v2.FromString(data)
+    assert (m.a, m.b, m.k) == (5, "hi", 1)  # not the old code: it knew no field b
+    assert cache.data["cachetest.T.scan"] != stored
+    v3 = classes([FieldSpec(1, "a", INT64), FieldSpec(2, "b", STRING), FieldSpec(3, "k", ENUM, type_name="K")])
+    before = dict(cache.data)
+    assert v3.FromString(data).b == "hi" and cache.data == before  # same schema: reused
+
+
+def test_an_unwritable_or_untrusted_cache_is_no_cache(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    hits, misses, saved, where, ops = _read_with_cache(blocker / "cache")
+    assert (hits, saved) == (0, 0) and misses > 0 and ops
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    _, _, saved, where, _ = _read_with_cache(shared)
+    assert saved > 0
+    os.chmod(where, 0o777)  # writable by others: code from it would run here
+    hits, misses, saved, _, ops2 = _read_with_cache(shared)
+    assert (hits, saved) == (0, 0) and ops2 == ops
+    assert _read_with_cache("")[3] is None  # IRMODEL_CACHE_DIR="" switches it off
+
+
+def test_the_default_directory_is_the_users_cache_never_the_package(monkeypatch, tmp_path):
+    monkeypatch.delenv(codecache.ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    if sys.platform.startswith("linux"):
+        assert codecache.default_directory() == os.path.join(str(tmp_path), "irmodel")
+        monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")
+        monkeypatch.setenv("HOME", str(tmp_path))
+        assert codecache.default_directory() == os.path.join(str(tmp_path), ".cache", "irmodel")
+    d = codecache.default_directory()
+    assert d is None or not d.startswith(os.path.dirname(irmodel.__file__))
+
+
+def test_scan_code_is_compiled_when_the_class_has_no_cache():
+    class Refuse:
+        def load(self, key):
+            raise OSError("no")
+
+        def save(self, key, data):
+            raise OSError("no")
+
+    code = scangen._compile("x = 1\n", "<t>", "k", Refuse())
+    ns: dict = {}
+    exec(code, ns)  # noqa: S102
+    assert ns["x"] == 1
