@@ -12,7 +12,15 @@ report)``.  ``work()`` is the timed part; ``report(result)`` runs after the time
 peak RSS are taken, so checks cost nothing that is measured.  ``anon_kb``/``file_kb``
 are the anonymous and the file-backed resident memory right after the work (``work``
 returns the model, so that it is still alive then): mapped file pages count in RSS, and
-so in ``ru_maxrss``, but they are page cache, shared and reclaimable.
+so in ``ru_maxrss``, but they are page cache, shared and reclaimable.  With
+``BENCH_SAMPLE_ANON=1`` in the environment (a separate, untimed run: the thread would
+cost the timed ones), ``peak_anon_kb`` is the highest ``RssAnon`` a thread sampling
+``/proc/self/status`` every millisecond saw during the work: a lower bound where C code
+holds the GIL for long stretches, as the reference's parser does; Python code gives the
+thread its turn every few milliseconds.
+
+New cases (the checker's, inference's) add their sides to `CASES` below and a step to
+``run_all.CASES``; models are found by name in ``run_all.MODELS``.
 """
 
 from __future__ import annotations
@@ -125,11 +133,11 @@ def inspect_ours(path):
     return work, lambda r: {"summary": comparable(r[1])}
 
 
-def inspect_reference(path):
+def inspect_reference(path, external="load"):
     import onnx
 
     def work():
-        m = onnx.load(path)
+        m = onnx.load(path, load_external_data=external != "skip")
         return m, onnx_summary(m)
 
     def report(r):
@@ -148,11 +156,12 @@ def walk_ours(path):
     return work, lambda m: {"nodes": len(m.graph.node)}
 
 
-def walk_reference(path):
+def walk_reference(path, external="load"):
+    """``external="skip"``: ``load_external_data=False`` (a walk reads the graph, not gigabytes of weights)."""
     import onnx
 
     def work():
-        m = onnx.load(path)
+        m = onnx.load(path, load_external_data=external != "skip")
         walk(m)
         return m
     return work, lambda m: {"nodes": len(m.graph.node)}
@@ -266,16 +275,39 @@ def _status_kb(*keys) -> dict:
     return found
 
 
+class _AnonSampler:
+    """The highest ``RssAnon`` seen while the work runs (a daemon thread; see the module docstring)."""
+
+    def __init__(self):
+        import threading
+
+        self.peak = _status_kb("RssAnon").get("RssAnon", 0)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.wait(0.001):
+            self.peak = max(self.peak, _status_kb("RssAnon").get("RssAnon", 0))
+
+    def done(self) -> int:
+        self.stop.set()
+        self.thread.join()
+        return max(self.peak, _status_kb("RssAnon").get("RssAnon", 0))
+
+
 def main() -> None:
     case, side, *args = sys.argv[1:]
     work, report = CASES[case, side](*args)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    sampler = _AnonSampler() if os.environ.get("BENCH_SAMPLE_ANON") == "1" else None
     t0 = time.perf_counter()
     result = work()
     elapsed = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     mem = _status_kb("RssAnon", "RssFile")
     out = {"work": elapsed, "peak_kb": peak, "base_kb": base,
+           "peak_anon_kb": sampler.done() if sampler is not None else None,
            "anon_kb": mem.get("RssAnon"), "file_kb": mem.get("RssFile")}
     out.update(report(result))
     print(json.dumps(out))

@@ -1,12 +1,15 @@
 """Reproducible synthetic models for the benchmarks, generated from a seed.
 
-Three shapes of model, each stressing a different thing:
+Shapes of model, each stressing a different thing:
 
 * ``structure``: many nodes with attributes and small weights (the full-walk benchmark);
 * ``weights``: a single file of mostly weights, under protobuf's 2 GiB limit;
-* ``external``: weights in an external data file (built by bench_external_data.py).
+* ``external``: weights in an external data file (built by bench_external_data.py);
+* ``gpt2``, ``resnet50``, ``gpt2-external``: shaped like real exports (`exports.py`): a
+  GPT-2 decoder in one file, a ResNet-50, and a bigger decoder whose weights (over
+  2 GiB) are in an external data file.
 
-``run_all.py`` generates all three (each in a process of its own) and runs the suite.
+``run_all.py`` generates them (each in a process of its own) and runs the suite.
 
 Models are built with irmodel's own classes and streamed to disk: the weights are never
 held in memory as one object.
@@ -116,16 +119,35 @@ def write_weights_model(path: str, total_bytes: int, seed: int = 0, tensors: int
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("kind", choices=["structure", "weights"])
+    p.add_argument("kind", choices=["structure", "weights", "gpt2", "gpt2-external", "resnet50"])
     p.add_argument("out")
     p.add_argument("--nodes", type=int, default=75000)
     p.add_argument("--size-mb", type=float, default=1536)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--layers", type=int, default=12, help="gpt2: decoder layers")
+    p.add_argument("--width", type=int, default=768, help="gpt2: model width; resnet50: the first stage's")
+    p.add_argument("--heads", type=int, default=12, help="gpt2: attention heads (dividing --width)")
+    p.add_argument("--vocab", type=int, default=50257, help="gpt2: vocabulary")
+    p.add_argument("--positions", type=int, default=1024, help="gpt2: context length")
+    p.add_argument("--classes", type=int, default=1000, help="resnet50: output classes")
     p.add_argument("--json", action="store_true", help="print what was written as one JSON line")
     a = p.parse_args()
     if a.kind == "structure":
         model = structure_model(a.nodes, a.seed)
         info = {"nodes": a.nodes, "payload_bytes": sum(len(t.raw_data) for t in model.graph.initializer)}
+        irmodel.save(model, a.out)
+    elif a.kind in ("gpt2", "gpt2-external"):
+        import exports  # noqa: PLC0415 (beside this file; imports numpy)
+
+        data = a.out + ".data" if a.kind == "gpt2-external" else None
+        model, info = exports.gpt2(a.layers, a.width, a.heads, a.vocab, a.positions, a.seed, data_path=data)
+        irmodel.save(model, a.out)
+        if data:
+            info["data_bytes"] = os.path.getsize(data)
+    elif a.kind == "resnet50":
+        import exports  # noqa: PLC0415
+
+        model, info = exports.resnet50(a.seed, a.width, a.classes)
         irmodel.save(model, a.out)
     else:
         info = write_weights_model(a.out, int(a.size_mb * (1 << 20)), a.seed)

@@ -5,7 +5,10 @@
 1. Generates the models into ``DIR`` (default /tmp/irmodel-bench) from fixed seeds, each in
    a process of its own: ``weights.onnx`` (1.5 GiB of weights in one file, under
    protobuf's 2 GiB limit), ``structure.onnx`` (75,000 nodes with attributes and small
-   weights), ``external/model.onnx`` (+ 3 GB of external data).  A JSON stamp beside each
+   weights), ``external/model.onnx`` (+ 3 GB of external data), and three shaped like
+   real exports (`exports.py`): ``gpt2.onnx`` (a GPT-2 decoder, ~650 MB in one file),
+   ``resnet50.onnx`` (~100 MB) and ``gpt2-external/model.onnx`` (a 36-layer decoder whose
+   3.4 GB of weights are external data).  A JSON stamp beside each
    records the generator's parameters (its source's SHA1 among them); a model whose stamp
    matches is reused.  ``--scale`` multiplies every size (0.0001 runs in seconds).
 2. Compiles irmodel and wirefmt to bytecode (``compileall``, with PYTHONDONTWRITEBYTECODE
@@ -21,6 +24,10 @@
 Peak RSS is each child's ``ru_maxrss``.  Linux carries a parent's RSS high-water mark into
 its children, so the measured processes are started by a small shell (`Launcher`), and
 this process imports only the standard library and never holds model data.
+
+The suite is the list `CASES` (a name and a function of a `Context`), rendered by the
+function of the same name in ``report.SECTIONS``; the models are `MODELS`.  A new case
+(the checker's, inference's) is one entry in each and its sides in ``cases.CASES``.
 """
 
 from __future__ import annotations
@@ -46,6 +53,18 @@ import bench_external_data as bex  # noqa: E402  (standard library only at impor
 import report  # noqa: E402
 
 FULL = {"weights_mb": 1536.0, "nodes": 75000, "external_gb": 3.0}
+#: The shapes of `exports.gpt2` at full size: GPT-2 small, and a 36-layer, 1280-wide decoder
+#: (GPT-2 large's shape) whose weights, 3.4 GB, must be external data.
+GPT2 = {"layers": 12, "width": 768, "heads": 12, "vocab": 50257, "positions": 1024}
+GPT2_EXTERNAL = {"layers": 36, "width": 1280, "heads": 20, "vocab": 50257, "positions": 1024}
+RESNET50 = {"width": 64, "classes": 1000}
+#: What each case runs on (keys of the models `ensure_models` makes).
+INSPECT_MODELS = ("weights", "gpt2", "resnet50", "gpt2_external")
+WALK_MODELS = ("structure", "gpt2", "resnet50", "gpt2_external")
+#: Models whose weights are external: the reference side opens them with load_external_data=False.
+EXTERNAL_MODELS = ("gpt2_external",)
+#: Runs of `python -X importtime -c "import irmodel"` per --repeat (start-up is quick and noisy).
+STARTUP_RUNS_PER_REPEAT = 4
 SEED = 0
 EDIT_NAME = "irmodel-bench-edited"  # the new producer_name of case d
 _CHILD = f"import sys; sys.path.insert(0, {BENCH!r}); import cases; cases.main()"
@@ -139,8 +158,24 @@ def _run_generator(kind: str, path: str, options: list) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _scaled_gpt2(p: dict, scale: float) -> dict:
+    """The decoder's shape at ``scale`` (sizes grow roughly with width squared times layers)."""
+    if scale >= 1:
+        return dict(p)
+    q = scale ** 0.25
+    heads = max(1, round(p["heads"] * q))
+    head_dim = max(2, round(p["width"] // p["heads"] * q))
+    return {"layers": max(1, round(p["layers"] * q)), "width": heads * head_dim, "heads": heads,
+            "vocab": max(8, round(p["vocab"] * scale ** 0.5)), "positions": max(4, round(p["positions"] * q))}
+
+
+def _exports_options(p: dict) -> list:
+    return [x for k, v in p.items() for x in (f"--{k}", str(v))]
+
+
 def ensure_models(out_dir: str, scale: float) -> dict:
     gen_sha1 = _source_sha1(os.path.join(BENCH, "generate.py"))
+    exports_sha1 = _source_sha1(os.path.join(BENCH, "exports.py"))
     size_mb = FULL["weights_mb"] * scale
     nodes = max(1, round(FULL["nodes"] * scale))
     size_gb = FULL["external_gb"] * scale
@@ -166,6 +201,21 @@ def ensure_models(out_dir: str, scale: float) -> dict:
         return info, [path_e, path_e + ".data"]
     models["external"] = _ensure(path_e, params, gen_external)
     models["external"]["data_path"] = path_e + ".data"
+
+    shapes = {"gpt2": ("gpt2", "gpt2.onnx", _scaled_gpt2(GPT2, scale)),
+              "resnet50": ("resnet50", "resnet50.onnx",
+                           {"width": max(2, round(RESNET50["width"] * min(1.0, scale ** 0.5))),
+                            "classes": max(2, round(RESNET50["classes"] * min(1.0, scale ** 0.5)))}),
+              "gpt2_external": ("gpt2-external", os.path.join("gpt2-external", "model.onnx"),
+                                _scaled_gpt2(GPT2_EXTERNAL, scale))}
+    for key, (kind, name, shape) in shapes.items():
+        path_x = os.path.join(out_dir, name)
+        params = {"kind": kind, **shape, "seed": SEED, "generator_sha1": gen_sha1, "exports_sha1": exports_sha1}
+        files = [path_x] + ([path_x + ".data"] if kind == "gpt2-external" else [])
+        models[key] = _ensure(path_x, params, lambda kind=kind, path_x=path_x, shape=shape, files=files: (
+            _run_generator(kind, path_x, [*_exports_options(shape), "--seed", str(SEED)]), files))
+        if kind == "gpt2-external":
+            models[key]["data_path"] = path_x + ".data"
     for m in models.values():
         m["bytes"] = sum(m["files"].values())  # the external model: both files
         m["model_bytes"] = os.path.getsize(m["path"])
@@ -175,8 +225,9 @@ def ensure_models(out_dir: str, scale: float) -> dict:
 def check_disk(out_dir: str, scale: float) -> None:
     """Refuse to start when the models and two outputs of the biggest cannot fit."""
     os.makedirs(out_dir, exist_ok=True)
-    need = (FULL["weights_mb"] * (1 << 20) * 3 + FULL["external_gb"] * 1e9) * scale
-    for name in ("weights.onnx", os.path.join("external", "model.onnx.data")):
+    need = (FULL["weights_mb"] * (1 << 20) * 3 + FULL["external_gb"] * 1e9 + 4.2e9) * scale
+    for name in ("weights.onnx", os.path.join("external", "model.onnx.data"), "gpt2.onnx", "resnet50.onnx",
+                 os.path.join("gpt2-external", "model.onnx.data")):
         p = os.path.join(out_dir, name)
         if os.path.exists(p):
             need -= os.path.getsize(p)
@@ -235,9 +286,18 @@ def run_json(launcher: Launcher, argv: list, what: str) -> dict:
     return result
 
 
-def child(launcher: Launcher, case: str, side: str, *args: str) -> dict:
-    """One side of one case (`cases.py`) in a fresh interpreter."""
-    return run_json(launcher, [sys.executable, "-c", _CHILD, case, side, *args], f"{case}/{side}")
+def child(launcher: Launcher, case: str, side: str, *args: str, sample_anon: bool = False) -> dict:
+    """One side of one case (`cases.py`) in a fresh interpreter; ``sample_anon``: the untimed
+    run that samples the peak of anonymous memory (``cases.BENCH_SAMPLE_ANON``)."""
+    env = ["env", "BENCH_SAMPLE_ANON=1"] if sample_anon else []
+    return run_json(launcher, [*env, sys.executable, "-c", _CHILD, case, side, *args], f"{case}/{side}")
+
+
+def memory_runs(launcher: Launcher, case: str, sides: list, *args: str, extra: dict | None = None) -> dict:
+    """``{side: peak anonymous KiB}``: one untimed run of each side with the sampler on."""
+    extra = extra or {}
+    return {side: child(launcher, case, side, *args, *extra.get(side, ()), sample_anon=True)["peak_anon_kb"]
+            for side in sides}
 
 
 def rounds(sides: list, repeat: int) -> dict:
@@ -269,27 +329,106 @@ def _remove(path: str) -> None:
 
 # -- the cases ---------------------------------------------------------------------------------
 
+def _model_files(model: dict) -> list:
+    return [model["path"]] + ([model["data_path"]] if "data_path" in model else [])
+
+
+def _reference_args(key: str) -> tuple:
+    return ("skip",) if key in EXTERNAL_MODELS else ()
+
+
 def case_inspect(launcher: Launcher, models: dict, repeat: int) -> dict:
-    path = models["weights"]["path"]
-    warm([path])
-    runs = rounds([("ours", lambda: child(launcher, "inspect", "ours", path)),
-                   ("reference", lambda: child(launcher, "inspect", "reference", path))], repeat)
-    summaries = [json.dumps(r["summary"], sort_keys=True) for side in runs.values() for r in side]
-    return {"model": "weights", "ours": summarize_runs(runs["ours"]),
-            "reference": summarize_runs(runs["reference"]),
-            "agree": len(set(summaries)) == 1, "summary": runs["ours"][0]["summary"],
-            "protobuf_backend": runs["reference"][0].get("protobuf_backend")}
+    """The inspect summary of each of `INSPECT_MODELS`: ours against the reference's load + the same summary."""
+    out: dict = {}
+    for key in INSPECT_MODELS:
+        model = models[key]
+        path, ref_args = model["path"], _reference_args(key)
+        warm(_model_files(model) if key not in EXTERNAL_MODELS else [path])
+        runs = rounds([("ours", lambda: child(launcher, "inspect", "ours", path)),
+                       ("reference", lambda: child(launcher, "inspect", "reference", path, *ref_args))], repeat)
+        summaries = [json.dumps(r["summary"], sort_keys=True) for side in runs.values() for r in side]
+        anon = memory_runs(launcher, "inspect", ["ours", "reference"], path, extra={"reference": ref_args})
+        out[key] = {"ours": {**summarize_runs(runs["ours"]), "peak_anon_kb": anon["ours"]},
+                    "reference": {**summarize_runs(runs["reference"]), "peak_anon_kb": anon["reference"]},
+                    "agree": len(set(summaries)) == 1, "summary": runs["ours"][0]["summary"],
+                    "protobuf_backend": runs["reference"][0].get("protobuf_backend"),
+                    "external_skipped": bool(ref_args)}
+    return {"models": out, "protobuf_backend": out[INSPECT_MODELS[0]]["protobuf_backend"]}
 
 
 def case_walk(launcher: Launcher, models: dict, repeat: int) -> dict:
-    path = models["structure"]["path"]
-    warm([path])
-    runs = rounds([("ours", lambda: child(launcher, "walk", "ours", path)),
-                   ("reference", lambda: child(launcher, "walk", "reference", path))], repeat)
-    nodes = {r["nodes"] for side in runs.values() for r in side}
-    return {"model": "structure", "ours": summarize_runs(runs["ours"]),
-            "reference": summarize_runs(runs["reference"]),
-            "nodes_ok": nodes == {models["structure"]["nodes"]}, "nodes": sorted(nodes)}
+    """The full walk (`cases.walk`) of each of `WALK_MODELS`, ours against the reference."""
+    out: dict = {}
+    for key in WALK_MODELS:
+        model = models[key]
+        path, ref_args = model["path"], _reference_args(key)
+        warm([path])
+        runs = rounds([("ours", lambda: child(launcher, "walk", "ours", path)),
+                       ("reference", lambda: child(launcher, "walk", "reference", path, *ref_args))], repeat)
+        nodes = {r["nodes"] for side in runs.values() for r in side}
+        anon = memory_runs(launcher, "walk", ["ours", "reference"], path, extra={"reference": ref_args})
+        out[key] = {"ours": {**summarize_runs(runs["ours"]), "peak_anon_kb": anon["ours"]},
+                    "reference": {**summarize_runs(runs["reference"]), "peak_anon_kb": anon["reference"]},
+                    "paired": [o["whole"] / r["whole"] for o, r in zip(runs["ours"], runs["reference"])],
+                    "nodes_ok": nodes == {model["nodes"]}, "nodes": sorted(nodes),
+                    "external_skipped": bool(ref_args)}
+    return {"models": out}
+
+
+def _importtime_total(stderr: str, module: str) -> int | None:
+    """The cumulative microseconds ``-X importtime`` gives the top-level import of ``module``."""
+    for line in stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[2].rstrip() == f" {module}":
+            return int(parts[1])
+    return None
+
+
+def case_startup(launcher: Launcher, models: dict, repeat: int) -> dict:
+    """``python -X importtime -c "import irmodel"`` (and ``import onnx``), each in a fresh process.
+
+    Run from the checkout, so ``import irmodel`` imports it (an editable install's finder
+    is imported by ``site``, before and outside irmodel's line).  Also the whole-process
+    time of a bare interpreter, of ``import irmodel`` and of importing it and opening
+    the GPT-2-shaped model, for scale.
+    """
+    n = STARTUP_RUNS_PER_REPEAT * repeat
+    gpt2 = models["gpt2"]["path"]
+    open_code = f"import irmodel; m = irmodel.load({gpt2!r}); m.graph.node[0].op_type"
+    probes = {"bare": "pass", "irmodel": "import irmodel", "onnx": "import onnx", "irmodel_open": open_code,
+              "irmodel_open_nocache": open_code}
+    warm([gpt2])
+    runs: dict = {k: [] for k in probes}
+    totals: dict = {"irmodel": [], "onnx": []}
+    for i in range(n):
+        for name, code in (probes.items() if i % 2 == 0 else reversed(probes.items())):
+            env = ["env", "IRMODEL_CACHE_DIR="] if name.endswith("_nocache") else []  # no scan-code cache
+            status, _, err, secs = launcher.run([*env, sys.executable, "-X", "importtime", "-c", code])
+            if status:
+                raise RuntimeError(f"startup probe {name!r} failed:\n{err}")
+            runs[name].append(secs)
+            if name in totals:
+                totals[name].append(_importtime_total(err, name) / 1e6)
+    return {"n": n, "whole": runs, "import": totals}
+
+
+class Context:
+    """What a case function gets: the launcher, the models, the number of rounds, a scratch directory."""
+
+    def __init__(self, launcher: Launcher, models: dict, repeat: int, scratch: str):
+        self.launcher, self.models, self.repeat, self.scratch = launcher, models, repeat, scratch
+
+
+#: The suite, in the order it runs and RESULTS.md shows it: ``(name, run(context) -> result)``;
+#: ``report.SECTIONS[name]`` renders each result.
+CASES = [
+    ("startup", lambda c: case_startup(c.launcher, c.models, c.repeat)),
+    ("inspect", lambda c: case_inspect(c.launcher, c.models, c.repeat)),
+    ("walk", lambda c: case_walk(c.launcher, c.models, c.repeat)),
+    ("resave", lambda c: case_resave(c.launcher, c.models, c.repeat, c.scratch)),
+    ("edit", lambda c: case_edit(c.launcher, c.models, c.repeat, c.scratch)),
+    ("external", lambda c: case_external(c.launcher, c.models, c.repeat)),
+]
 
 
 def case_resave(launcher: Launcher, models: dict, repeat: int, scratch: str) -> dict:
@@ -428,16 +567,12 @@ def main(argv=None) -> int:
     os.makedirs(scratch, exist_ok=True)
     launcher = Launcher(scratch)
     cases = {}
-    steps = [("inspect", lambda: case_inspect(launcher, models, args.repeat)),
-             ("walk", lambda: case_walk(launcher, models, args.repeat)),
-             ("resave", lambda: case_resave(launcher, models, args.repeat, scratch)),
-             ("edit", lambda: case_edit(launcher, models, args.repeat, scratch)),
-             ("external", lambda: case_external(launcher, models, args.repeat))]
+    context = Context(launcher, models, args.repeat, scratch)
     try:
-        for name, step in steps:
+        for name, step in CASES:
             print(f"case {name} ...", file=sys.stderr)
             compile_bytecode()  # again before each case: cheap when nothing changed
-            cases[name] = step()
+            cases[name] = step(context)
     finally:
         launcher.close()
         shutil.rmtree(scratch, ignore_errors=True)
