@@ -1,7 +1,9 @@
 """The code each benchmark case measures: one (case, side) per fresh process.
 
 `run_all.py` starts ``python -c "import cases; cases.main()" CASE SIDE ARGS...`` and reads
-the one JSON line this prints::
+the one line this prints, a Python literal (``repr`` of plain values, read back with
+``ast.literal_eval``: importing ``json`` would cost every measured process a few ms of
+the harness's own)::
 
     {"work": seconds, "peak_kb": ru_maxrss, "base_kb": ru_maxrss after the imports,
      "anon_kb": RssAnon, "file_kb": RssFile, ...what the case reports}
@@ -25,7 +27,6 @@ New cases (the checker's, inference's) add their sides to `CASES` below and a st
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import sys
@@ -310,7 +311,7 @@ def main() -> None:
            "peak_anon_kb": sampler.done() if sampler is not None else None,
            "anon_kb": mem.get("RssAnon"), "file_kb": mem.get("RssFile")}
     out.update(report(result))
-    print(json.dumps(out))
+    print(repr(out))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ function of the same name in ``report.SECTIONS``; the models are `MODELS`.  A ne
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -67,7 +68,14 @@ EXTERNAL_MODELS = ("gpt2_external",)
 STARTUP_RUNS_PER_REPEAT = 4
 SEED = 0
 EDIT_NAME = "irmodel-bench-edited"  # the new producer_name of case d
-_CHILD = f"import sys; sys.path.insert(0, {BENCH!r}); import cases; cases.main()"
+# Children run without `site` (-S), with this environment's site-packages put on sys.path
+# by hand: an editable install of irmodel (as in development) makes `site` import its
+# finder, and pathlib and re with it, in every process (about 50 million instructions,
+# more than a bare interpreter's start), which no regular install of either side does.
+_SITE_DIRS = [p for p in (__import__("site").getsitepackages() + [__import__("site").getusersitepackages()])
+              if os.path.isdir(p)]
+_CHILD = (f"import sys; sys.path.extend({_SITE_DIRS!r}); sys.path.insert(0, {BENCH!r}); "
+          "import cases; cases.main()")
 _CHUNK = 1 << 20  # reads by this process (warm-up, SHA1): 1 MiB, so its own RSS stays small
 
 
@@ -277,11 +285,16 @@ class Launcher:
 
 
 def run_json(launcher: Launcher, argv: list, what: str) -> dict:
-    """Run ``argv`` through the launcher; its last stdout line is JSON; adds ``whole`` (s)."""
+    """Run ``argv`` through the launcher; its last stdout line is JSON (or, from `cases.py`,
+    a Python literal); adds ``whole`` (s)."""
     status, out, err, seconds = launcher.run(argv)
     if status:
         raise RuntimeError(f"{what} failed (status {status}):\n{err}")
-    result = json.loads(out.strip().splitlines()[-1])
+    last = out.strip().splitlines()[-1]
+    try:
+        result = json.loads(last)
+    except ValueError:
+        result = ast.literal_eval(last)
     result["whole"] = seconds
     return result
 
@@ -290,7 +303,7 @@ def child(launcher: Launcher, case: str, side: str, *args: str, sample_anon: boo
     """One side of one case (`cases.py`) in a fresh interpreter; ``sample_anon``: the untimed
     run that samples the peak of anonymous memory (``cases.BENCH_SAMPLE_ANON``)."""
     env = ["env", "BENCH_SAMPLE_ANON=1"] if sample_anon else []
-    return run_json(launcher, [*env, sys.executable, "-c", _CHILD, case, side, *args], f"{case}/{side}")
+    return run_json(launcher, [*env, sys.executable, "-S", "-c", _CHILD, case, side, *args], f"{case}/{side}")
 
 
 def memory_runs(launcher: Launcher, case: str, sides: list, *args: str, extra: dict | None = None) -> dict:

@@ -41,6 +41,11 @@ _T, _TENSORS = _number("AttributeProto", "t"), _number("AttributeProto", "tensor
 #: summary counts: graphs, and sparse tensors whose parts may be external).
 _NOT_PLAIN = frozenset(_number("AttributeProto", f) for f in ("g", "graphs", "sparse_tensor", "sparse_tensors"))
 _DATA_LOCATION = _number("TensorProto", "data_location")
+_T_TAG, _TENSORS_TAG = _T << 3 | _LEN, _TENSORS << 3 | _LEN
+_DATA_LOCATION_TAG = _DATA_LOCATION << 3 | _VARINT
+assert max(_T_TAG, _TENSORS_TAG, _DATA_LOCATION_TAG) < 128
+#: The one-byte tags among `_NOT_PLAIN` (the others are two bytes long and take the generic path).
+_NOT_PLAIN_TAGS = frozenset(n << 3 | _LEN for n in _NOT_PLAIN if n << 3 < 128)
 
 
 def _field(src, pos: int, end: int, depth: int) -> tuple:
@@ -84,9 +89,25 @@ def _generic(src, pos: int, end: int, depth: int) -> tuple:
     return f.number, f.wire_type, f.start, after
 
 
+# The two loops below read one-byte tags of length-delimited and varint fields inline
+# (a ``Constant``'s attribute and tensor are nothing else) and every other field through
+# `_field`.  A read past the end leaves ``pos > end``: not well formed, False.
+
 def _plain_tensor(src, pos: int, end: int, depth: int) -> bool:
     """A well-formed TensorProto that does not set ``data_location`` (so it is not external)."""
     while pos < end:
+        tag = src[pos]
+        if 7 < tag < 128:
+            wt = tag & 7
+            if wt == _LEN:
+                n = src[pos + 1]
+                pos = pos + 2 + n if n < 128 else sum(read_varint(src, pos + 1, end))
+                continue
+            if wt == _VARINT:
+                if tag == _DATA_LOCATION_TAG:
+                    return False
+                pos = pos + 2 if src[pos + 1] < 128 else read_varint(src, pos + 1, end)[1]
+                continue
         number, wt, _, pos = _field(src, pos, end, depth)
         if number == _DATA_LOCATION and wt == _VARINT:
             return False
@@ -95,6 +116,27 @@ def _plain_tensor(src, pos: int, end: int, depth: int) -> bool:
 
 def _plain_attribute(src, pos: int, end: int, depth: int) -> bool:
     while pos < end:
+        tag = src[pos]
+        if 7 < tag < 128:
+            wt = tag & 7
+            if wt == _LEN:
+                n = src[pos + 1]
+                if n < 128:
+                    a = pos + 2
+                else:
+                    n, a = read_varint(src, pos + 1, end)
+                pos = a + n
+                if pos > end:
+                    return False
+                if tag == _T_TAG or tag == _TENSORS_TAG:
+                    if not _plain_tensor(src, a, pos, depth + 1):
+                        return False
+                elif tag in _NOT_PLAIN_TAGS:
+                    return False
+                continue
+            if wt == _VARINT:
+                pos = pos + 2 if src[pos + 1] < 128 else read_varint(src, pos + 1, end)[1]
+                continue
         number, wt, a, pos = _field(src, pos, end, depth)
         if wt != _LEN:
             continue

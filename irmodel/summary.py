@@ -9,7 +9,6 @@ hold the graph's structure.
 from __future__ import annotations
 
 import os
-from collections import Counter
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Callable
@@ -165,7 +164,9 @@ class Census:
     """
 
     def __init__(self, model, progress: Callable[[int, int], None] | None = None, stream: bool = True):
-        self.main_ops: Counter = Counter()  # op histogram of the main graph
+        # op histogram of the main graph (a dict, not a Counter: `collections` is not
+        # otherwise imported by `inspect`)
+        self.main_ops: dict = {}
         self.subgraphs = 0
         self.graph_nodes = 0  # nodes in all graphs (not functions)
         self.external: list = []  # TensorProtos whose data is in external files
@@ -190,7 +191,8 @@ class Census:
         if kind == NODE:
             container = where[0]
             if container[0] is None and container[1] == "graph":
-                self.main_ops[_op_name(msg)] += 1
+                name = _op_name(msg)
+                self.main_ops[name] = self.main_ops.get(name, 0) + 1
             self._tick()
         elif kind == GRAPH:
             self.graph_nodes += len(msg.node)
@@ -227,7 +229,8 @@ class Census:
             self.streamed += 1
             self._tick()
         for (op_type, domain), n in counts.items():
-            self.main_ops[(domain + "::" if domain not in ("", "ai.onnx") else "") + op_type] += n
+            name = (domain + "::" if domain not in ("", "ai.onnx") else "") + op_type
+            self.main_ops[name] = self.main_ops.get(name, 0) + n
 
     def _tensors(self, tensors) -> None:
         for t in tensors:
