@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from wirefmt.errors import DecodeError, EncodeError  # re-exported: the codec layer's errors
 
 
 class ValidationError(ValueError):
     """A model that decodes but breaks the ONNX rules; ``problems`` lists every one found."""
 
-    def __init__(self, problems):
+    def __init__(self, problems: str | Iterable[str]) -> None:
         if isinstance(problems, str):
             problems = [problems]
         self.problems = list(problems)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from typing import Any
 
 
 class Origin:
@@ -24,7 +25,7 @@ class Origin:
 
     __slots__ = ("source_fd", "source_view", "base_dir", "load_external", "data_files", "__weakref__")
 
-    def __init__(self, base_dir: str | None = None, load_external: bool = True):
+    def __init__(self, base_dir: str | None = None, load_external: bool = True) -> None:
         self.source_fd: int | None = None
         self.source_view: memoryview | None = None
         self.base_dir = base_dir
@@ -39,11 +40,11 @@ class Origin:
         weakref.finalize(self, os.close, fd)
 
 
-def origin_of(msg) -> Origin | None:
+def origin_of(msg: Any) -> Origin | None:
     """The origin of ``msg``'s root message, or None for a model built in memory."""
     return msg._root().__dict__.get("_origin")
 
 
-def set_origin(root, origin: Origin) -> Origin:
+def set_origin(root: Any, origin: Origin) -> Origin:
     root.__dict__["_origin"] = origin
     return origin

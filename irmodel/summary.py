@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Callable
+from typing import Any, Callable
 
 from .dtypes import ELEM_TYPES
 from .messages import ENUMS
@@ -30,7 +30,7 @@ def dtype_name(code: int) -> str:
 
 # -- types and shapes ------------------------------------------------------------------
 
-def type_info(type_proto) -> dict:
+def type_info(type_proto: Any) -> dict:
     """A JSON-friendly description of a ``TypeProto``.
 
     Tensor shapes are lists whose items are ints (``dim_value``), strings
@@ -40,7 +40,7 @@ def type_info(type_proto) -> dict:
     which = type_proto.WhichOneof("value")
     if which in ("tensor_type", "sparse_tensor_type"):
         t = getattr(type_proto, which)
-        out = {"kind": "tensor" if which == "tensor_type" else "sparse_tensor",
+        out: dict[str, Any] = {"kind": "tensor" if which == "tensor_type" else "sparse_tensor",
                "elem_type": dtype_name(t.elem_type)}
         if t.HasField("shape"):
             out["shape"] = [d.dim_value if d.HasField("dim_value") else
@@ -80,7 +80,7 @@ def type_text(info: dict) -> str:
 
 # -- tensors -----------------------------------------------------------------------------
 
-def element_count(t) -> int | None:
+def element_count(t: Any) -> int | None:
     """The number of elements ``dims`` declare, or ``None`` if a dim is negative."""
     n = 1
     for d in t.dims:
@@ -90,7 +90,7 @@ def element_count(t) -> int | None:
     return n
 
 
-def tensor_nbytes(t) -> int:
+def tensor_nbytes(t: Any) -> int:
     """The bytes the tensor's values occupy in memory (numpy's ``nbytes``).
 
     From ``dims`` and ``data_type`` for fixed-width types (sub-byte types packed, as in
@@ -111,7 +111,7 @@ def tensor_nbytes(t) -> int:
     return len(t.raw_data) if t.HasField("raw_data") else 0
 
 
-def external_entries(t) -> dict:
+def external_entries(t: Any) -> dict:
     """``external_data`` as a dict; a repeated key keeps its last value, as onnx does."""
     return {e.key: e.value for e in t.external_data}
 
@@ -154,7 +154,7 @@ class Census:
     Each node is visited once, which on a large model is most of the cost.
     """
 
-    def __init__(self, model, progress: Callable[[int, int], None] | None = None):
+    def __init__(self, model: Any, progress: Callable[[int, int], None] | None = None) -> None:
         self.main_ops: Counter = Counter()  # op histogram of the main graph
         self.subgraphs = 0
         self.graph_nodes = 0  # nodes in all graphs (not functions)
@@ -165,7 +165,7 @@ class Census:
         for kind, msg, where in walk(model):
             if kind == NODE:
                 container = where[0]
-                if container[0] is None and container[1] == "graph":
+                if container[0] is None and container[1] == "graph":  # type: ignore[index]  # a node always has a container (its graph or function)
                     main_ops[_op_name(msg)] += 1
                 done += 1
                 if progress is not None and not done & 1023:
@@ -191,7 +191,7 @@ def _op_name(node) -> str:
     return (node.domain + "::" if node.domain not in ("", "ai.onnx") else "") + node.op_type
 
 
-def summarize(model, base_dir: str | None = None,
+def summarize(model: Any, base_dir: str | None = None,
               progress: Callable[[int, int], None] | None = None) -> dict:
     """The `inspect` summary of ``model`` as a JSON-friendly dict.
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 class EnumType:
     """An enum's names and values, with the methods of protobuf's EnumTypeWrapper."""
 
-    def __init__(self, name: str, values: dict):
+    def __init__(self, name: str, values: dict[str, int]) -> None:
         self.name = name
         self._values = dict(values)
-        self._names = {}
+        self._names: dict[int, str] = {}
         for n, v in values.items():
             self._names.setdefault(v, n)
 
@@ -25,13 +25,13 @@ class EnumType:
         except KeyError:
             raise ValueError(f"enum {self.name} has no name {name!r}") from None
 
-    def keys(self):
+    def keys(self) -> list[str]:
         return list(self._values)
 
-    def values(self):
+    def values(self) -> list[int]:
         return list(self._values.values())
 
-    def items(self):
+    def items(self) -> list[tuple[str, int]]:
         return list(self._values.items())
 
     def __getattr__(self, name: str) -> int:

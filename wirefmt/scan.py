@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import struct
 import weakref
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
+
+if TYPE_CHECKING:
+    from .buffer import Buffer
+    from .message import Message
 
 from .containers import HELD, RepeatedMessages, new_repeated
 from .errors import DecodeError
@@ -324,7 +328,7 @@ _SCANNER_HELPERS = {
 }
 
 
-def decode_packed(kind: int, src, spans) -> list:
+def decode_packed(kind: int, src: Buffer, spans: list[int]) -> list:
     out: list = []
     varint = WIRE_TYPE[kind] == VARINT
     for i in range(0, len(spans), 2):
@@ -387,7 +391,7 @@ _generated = True
 _built: "weakref.WeakSet" = weakref.WeakSet()
 
 
-def use_generated_scanners(generated: bool = True, classes=None) -> None:
+def use_generated_scanners(generated: bool = True, classes: Iterable[type[Message]] | None = None) -> None:
     """Scan with generated code (the default) or with the generic loop only.
 
     For tests and debugging: both paths must decode every input identically, and the
@@ -408,7 +412,7 @@ def use_generated_scanners(generated: bool = True, classes=None) -> None:
             cls._scan_into = staticmethod(_generic_scan_into)
 
 
-def install_scanners(classes) -> None:
+def install_scanners(classes: Iterable[type[Message]]) -> None:
     """Give newly built classes the scanners currently in use (`build_classes` calls it)."""
     classes = list(classes)
     _built.update(classes)

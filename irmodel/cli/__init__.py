@@ -48,7 +48,7 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except UsageError as exc:

@@ -6,6 +6,7 @@ import argparse
 import os
 import stat
 import sys
+from typing import Any, Callable, Iterable, NoReturn
 
 from ..errors import ValidationError
 from ..progress import Progress
@@ -32,7 +33,7 @@ class OutputError(Exception):
 class Parser(argparse.ArgumentParser):
     """argparse, but errors raise `UsageError` instead of printing usage and exiting."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
@@ -48,7 +49,7 @@ def check_file(path: str) -> os.stat_result:
     return st
 
 
-def load_model(path: str, type_name: str = "ModelProto"):
+def load_model(path: str, type_name: str = "ModelProto") -> tuple[Any, int]:
     """Open a message lazily, without its external data; ModelProto must look like one.
 
     ``(message, size of the file in bytes)``.  The file is mapped (read, for a pipe) by
@@ -73,16 +74,16 @@ def model_dir(path: str) -> str:
     return os.path.dirname(os.path.abspath(path))
 
 
-def progress_line(label: str, total: int | None = None, fmt=None, streaming: bool = False) -> Progress:
+def progress_line(label: str, total: int | None = None, fmt: Callable[[int], str] | None = None, streaming: bool = False) -> Progress:
     """A progress line on stderr; for streaming commands only when stdout is not the terminal too."""
     enabled = None
     if streaming and sys.stdout.isatty():
         enabled = False  # the output itself shows progress; a status line would tear it
-    kwargs = {"fmt": fmt} if fmt else {}
+    kwargs: dict[str, Any] = {"fmt": fmt} if fmt else {}
     return Progress(label, total, enabled=enabled, **kwargs)
 
 
-def write_lines(lines, progress: Progress | None = None) -> None:
+def write_lines(lines: Iterable[str], progress: Progress | None = None) -> None:
     write = sys.stdout.write
     for n, line in enumerate(lines, 1):
         write(line)

@@ -64,7 +64,7 @@ def _size(value: str) -> int:
     return n
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("convert", help="copy a model, moving its tensors to external data files or inline",
                        description=_CONVERT_DESCRIPTION, epilog=_CONVERT_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -176,7 +176,7 @@ def _convert_external(model, args, size: int, progress) -> None:
                             checksum=args.checksum, protect=[args.path], progress=progress)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     _check_convert_options(args)
     model, size = load_model(args.path)
     _check_output(args.out)

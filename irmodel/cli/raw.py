@@ -11,7 +11,7 @@ from ..progress import human_bytes
 from .common import EXIT_OK, check_file, progress_line
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("raw", help="print any protobuf file's wire structure, no schema needed")
     c.add_argument("path", metavar="FILE")
     c.add_argument("--offsets", action="store_true",
@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
     c.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from wirefmt import raw  # noqa: PLC0415
 
     from ..io import read_buffer  # noqa: PLC0415
