@@ -10,7 +10,7 @@ from .proto import REGISTRY
 
 
 CLASSES = build_classes(REGISTRY, module="irmodel")
-ENUMS = {name: EnumType(name, spec.values) for name, spec in REGISTRY.enums.items()}
+ENUMS = {name: EnumType(spec) for name, spec in REGISTRY.enums.items()}
 
 # Nested types and enum values where protobuf's generated code puts them, so that
 # ``TensorProto.FLOAT`` and ``TypeProto.Tensor`` work as users of onnx expect.

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .schema import EnumSpec
+
 
 class EnumType:
-    """An enum's names and values, with the methods of protobuf's EnumTypeWrapper."""
+    """An enum's names and values, with the methods of protobuf's EnumTypeWrapper.
 
-    def __init__(self, name: str, values: dict[str, int]) -> None:
-        self.name = name
-        self._values = dict(values)
-        self._names: dict[int, str] = {}
-        for n, v in values.items():
-            self._names.setdefault(v, n)
+    Built from the schema's `EnumSpec`, which owns the canonical name of each number.
+    """
+
+    def __init__(self, spec: EnumSpec) -> None:
+        self.name = spec.name
+        self._values = dict(spec.values)
+        self._names: dict[int, str] = spec.names
 
     def Name(self, number: int) -> str:
         try:

@@ -22,7 +22,7 @@ from .containers import HELD, RepeatedMessages, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .reader import convert_varint, float32_nan, iter_fields, read_field, read_length, unpack_fixed, unpack_varints
-from .scangen import build_scanner
+from .scangen import build_scanner, generic_child_maker
 from .schema import (BOOL, BYTES, ENUM, FIXED_FORMAT, FIXED_WIDTH, FLOAT, I32, I64, INT32, INT64, LEN,
                      MESSAGE, SINT32, SINT64, STRING, UINT64, VARINT, WIRE_TYPE, MessageSpec, Registry)
 from .varint import encode_varint, read_varint, to_int32
@@ -419,27 +419,15 @@ def install_scanners(classes: Iterable[type[Message]]) -> None:
     use_generated_scanners(_generated, classes)
 
 
-def _generic_make_child(cls, parent, start: int, end: int, key: str, idx: int = HELD):
-    m = _new(cls)
-    d = m.__dict__
-    buf = d["_buf"] = parent._buf
-    d["_start"] = start
-    d["_end"] = end
-    d["_parent"] = parent
-    d["_key"] = key
-    d["_idx"] = idx
-    depth = d["_depth"] = parent._depth + 1
-    if depth > MAX_DEPTH:
-        _too_deep(m, start)
-    _generic_scan_into(m, buf[0], buf[1], start, end)
-    return m
-
-
 def _generic_scan_into(msg, src, mv, pos: int, end: int) -> None:
     try:
         _scan(msg, src, mv, pos, end)
     except DecodeError as exc:
         raise _with_path(msg, exc)
+
+
+#: Creates a child and scans it with the generic loop only (`use_generated_scanners(False)`).
+_generic_make_child = generic_child_maker({**_SCANNER_HELPERS, "generic_scan_into": _generic_scan_into})
 
 
 def _first_make_child(cls, parent, start: int, end: int, key: str, idx: int = HELD):

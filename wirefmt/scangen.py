@@ -268,6 +268,18 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Cal
     return "".join(out), locals_
 
 
+def generic_child_maker(helpers: dict) -> Callable:
+    """A ``make_child`` whose scan is ``helpers["generic_scan_into"]`` (the generic loop).
+
+    Made from the same template as the generated ones, so that creating a child is
+    written once whichever scan follows.
+    """
+    source = _HEADER_CHILD + "    generic_scan_into(m, src, mv, pos, end)\n    return m\n"
+    ns = dict(helpers)
+    exec(compile(source, "<wirefmt make_child generic>", "exec"), ns)  # noqa: S102 -- fixed template
+    return ns["make_child"]
+
+
 def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: str) -> Callable:
     """Generate one scan function for message class ``cls``: ``which`` is "make_child" or "scan".
 

@@ -90,3 +90,22 @@ def write_lines(lines: Iterable[str], progress: Progress | None = None) -> None:
         write("\n")
         if progress is not None and not n & 1023:
             progress(n)
+
+
+def whole_number(what: str, low: int = 0, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number from ``low`` to ``high`` (no upper bound if None).
+
+    ``what`` names the expected value in the error ("a number of bytes").
+    """
+    def parse(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {what}: {value!r}") from None
+        if high is not None and not low <= n <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}")
+        if n < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, not {n}")
+        return n
+
+    return parse
