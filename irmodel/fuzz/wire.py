@@ -38,8 +38,8 @@ from .wire_kinds import INTERESTING_VARINTS, INVALID_UTF8
 class Mutant(NamedTuple):
     """One mutation's result.
 
-    ``kind`` names the mutation (a key of `KINDS`).  ``offset`` is where the changed bytes
-    start in ``data``.  ``path`` is the child-index path (as `Node.path`) of the message
+    ``kind`` names the mutation (a key of `KINDS`).  ``data[offset:offset + size]`` are
+    the new bytes (``size`` 0: bytes were only removed there).  ``path`` is the child-index path (as `Node.path`) of the message
     that was edited, ``index`` the position of the changed field among its fields, and
     ``detail`` holds what the kind's claim is about (numbers, widths, values).
     """
@@ -47,6 +47,7 @@ class Mutant(NamedTuple):
     kind: str
     data: bytes
     offset: int
+    size: int
     path: tuple
     index: int
     detail: dict
@@ -165,12 +166,12 @@ class WireMutator:
             if max_size is None or len(mutant.data) <= max_size:
                 return mutant
         cut = len(data) if max_size is None else min(max_size, len(data))
-        return Mutant("truncate", data[:cut], cut, (), -1, {"length": cut})
+        return Mutant("truncate", data[:cut], cut, 0, (), -1, {"length": cut})
 
     @staticmethod
     def _apply(t: SpanTree, kind: str, e: wk.Edit) -> Mutant:
         data, offset = e.host.splice(t.buf, e.start, e.end, e.new)
-        return Mutant(kind, data, offset, e.path, e.index, e.detail)
+        return Mutant(kind, data, offset, len(e.new), e.path, e.index, e.detail)
 
     def __call__(self, data: bytes, max_size: int, seed: int) -> bytes:
         """atheris ``custom_mutator``: ``(data, max_size, seed) -> bytes``."""
