@@ -83,9 +83,12 @@ class Node:
             for ps, pe, _ in self.chain:
                 pieces.append(buf[pos:ps])
                 pos = pe
+            # a prefix keeps its width only if it was written longer than needed
             plan = self._plan = (pieces, pos, [n for _, _, n in self.chain],
+                                 [pe - ps if pe - ps > len(encode_varint(n)) else 0
+                                  for ps, pe, n in self.chain],
                                  [pe - ps for ps, pe, _ in self.chain])
-        pieces, last, lengths, widths = plan
+        pieces, last, lengths, overlong, widths = plan
         delta = len(new) - (end - start)
         k = len(lengths)
         parts = [None] * (2 * k + 3)
@@ -95,8 +98,8 @@ class Node:
             p = _SMALL[n] if n < 128 else encode_varint(n)
             w = widths[i]
             if len(p) != w:
-                if len(p) < w <= 10:
-                    p = padded_varint(n, w)
+                if len(p) < overlong[i] <= 10:
+                    p = padded_varint(n, overlong[i])
                 grown += len(p) - w
             parts[2 * i] = pieces[i]
             parts[2 * i + 1] = p
@@ -267,7 +270,8 @@ def splice(buf: bytes, chain: tuple, start: int, end: int, new: bytes) -> tuple[
 
     ``chain`` lists the enclosing length prefixes, outermost first (a node's ``chain``).
     A prefix that was written longer than needed keeps its width when the new length
-    fits, so an overlong prefix made by an earlier mutation survives later ones.
+    fits, so an overlong prefix made by an earlier mutation survives later ones; a
+    canonical one stays canonical.
     Returns ``(mutant, offset)``: ``offset`` is where ``new`` starts in the mutant.
     """
     delta = len(new) - (end - start)
@@ -277,7 +281,7 @@ def splice(buf: bytes, chain: tuple, start: int, end: int, new: bytes) -> tuple[
     for ps, pe, n in reversed(chain):
         width = pe - ps
         p = encode_varint(n + delta)
-        if len(p) < width <= 10:
+        if len(p) < width <= 10 and width > len(encode_varint(n)):
             p = padded_varint(n + delta, width)
         delta += len(p) - width
         prefixes.append(p)
