@@ -517,3 +517,31 @@ def test_schemaless_mutator_finds_structure_in_a_model(original):
     err = ours_error(m.data, m.path)
     assert err.offset == m.offset
     assert len(schemaless.tree(original).containers) == len(model_mutator().tree(original).containers)
+
+
+def test_the_wire_mutator_imports_only_wirefmt_and_the_standard_library():
+    import ast
+    import os
+    import subprocess
+    import sys
+
+    import irmodel.fuzz
+
+    own = {"wire", "wire_kinds", "spans", "rng", "_wire_internals"}
+    folder = os.path.dirname(irmodel.fuzz.__file__)
+    for name in own:
+        tree = ast.parse(open(os.path.join(folder, name + ".py"), encoding="utf-8").read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                modules = [node.module] if node.module else [a.name for a in node.names]
+                assert set(modules) <= own, (name, modules)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                tops = [a.name.split(".")[0] for a in node.names] if isinstance(node, ast.Import) \
+                    else [node.module.split(".")[0]]
+                assert all(t == "wirefmt" or t == "__future__" or t in sys.stdlib_module_names for t in tops), \
+                    (name, tops)
+    code = ("import sys, irmodel; assert 'irmodel.fuzz' not in sys.modules; import irmodel.fuzz.wire; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('numpy', 'onnx', 'google')]; "
+            "assert not bad, bad")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
