@@ -77,6 +77,9 @@ class Node:
         every edit inside one node, so they are cut once; an edit then costs one varint
         per enclosing level and one join.
         """
+        delta = len(new) - (end - start)
+        if not delta or not self.chain:  # no length prefix changes
+            return b"".join((buf[:start], new, buf[end:])), start
         plan = self._plan
         if plan is None:
             pieces, pos = [], 0
@@ -89,7 +92,6 @@ class Node:
                                   for ps, pe, n in self.chain],
                                  [pe - ps for ps, pe, _ in self.chain])
         pieces, last, lengths, overlong, widths = plan
-        delta = len(new) - (end - start)
         k = len(lengths)
         parts = [None] * (2 * k + 3)
         grown = 0
