@@ -394,8 +394,10 @@ def test_length_past_end(mutator, original):
 def test_packed_wrong_length(mutator, original):
     for m in mutants(mutator, original, "packed_wrong_length"):
         before, after = same_both(original, m.path), same_both(m.data, m.path)
-        field = after[m.index]
+        field, i = after[m.index], m.index
         assert field[:2] == (m.detail["number"], 2) and len(field[2]) % m.detail["width"] != 0
+        rest = after[:i] + after[i + 1:]
+        assert rest == before or rest == before[:i] + before[i + 1:]  # inserted, or changed in place
         with pytest.raises(DecodeError, match="not a multiple"):
             irmodel.to_dict(irmodel.loads(m.data))
         with pytest.raises(PbDecodeError):

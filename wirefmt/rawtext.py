@@ -53,7 +53,7 @@ from .errors import DecodeError
 from .raw import RawItem, format_item, offsets_header, offsets_width, parses_as_message
 from .reader import Field, read_field, read_tag
 from .schema import EGROUP, I32, I64, LEN, SGROUP, VARINT
-from .varint import encode_varint, read_varint
+from .varint import encode_varint
 
 #: Payloads up to this size with no control byte at all are shown as strings even when
 #: they parse as messages (as ``irmodel raw`` does; see `wirefmt.raw`).

@@ -3,7 +3,7 @@
 The wire mutator and the reducer both work by replacing one byte range inside one
 message (a *container*) and re-encoding the length prefixes of the length-delimited
 fields that enclose it.  `parse_spans` records, for every field, where its tag, length
-prefix and value lie; `splice` builds the edited buffer from slices of the original plus
+prefix and value lie; `Node.splice` builds the edited buffer from slices of the original plus
 the new prefixes, so a mutant costs a few slices and one join, never a re-encode of the
 message.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from wirefmt import (DecodeError, MAX_DEPTH, Registry, encode_varint, read_tag,
                      read_varint, skip_group)
 
-from ._wire_internals import EGROUP, GROUP, I32, I64, LEN, MESSAGE, PACKABLE, SGROUP, STRING, VARINT
+from ._wire_internals import GROUP, I32, I64, LEN, MESSAGE, PACKABLE, SGROUP, STRING, VARINT
 
 _SMALL = [bytes((i,)) for i in range(128)]  # one-byte varints, prebuilt for `Node.splice`
 #: Short payloads without control bytes are text, not messages (as in ``irmodel raw``).
@@ -35,7 +35,7 @@ class Node:
     list of fields inside, for containers (else None), and ``tail`` where their unparsed
     rest starts (``end`` when everything parsed).  ``chain`` holds, outermost first,
     ``(prefix_start, prefix_end, payload_length)`` of every length-delimited field that
-    encloses this node's *value* (itself included): what `splice` re-encodes.
+    encloses this node's *value* (itself included): what `Node.splice` re-encodes.
     """
 
     __slots__ = ("number", "wire_type", "value", "tag_start", "head_end", "start", "end", "stop",
@@ -71,11 +71,15 @@ class Node:
         return self._path
 
     def splice(self, buf: bytes, start: int, end: int, new: bytes) -> tuple[bytes, int]:
-        """`splice` inside this node's value (``chain``), with the fixed pieces cached.
+        """``buf`` with ``buf[start:end]`` (inside this node's value) replaced by ``new``.
 
-        The slices of ``buf`` between the enclosing length prefixes are the same for
-        every edit inside one node, so they are cut once; an edit then costs one varint
-        per enclosing level and one join.
+        Every length prefix in ``chain`` is re-encoded for the new size.  A prefix that
+        was written longer than needed keeps its width when the new length fits, so an
+        overlong prefix made by an earlier mutation survives later ones; a canonical one
+        stays canonical.  Returns ``(mutant, offset)``: ``offset`` is where ``new`` starts
+        in the mutant.  The slices of ``buf`` between the enclosing length prefixes are
+        the same for every edit inside one node, so they are cut once; an edit then costs
+        one varint per enclosing level and one join.
         """
         delta = len(new) - (end - start)
         if not delta or not self.chain:  # no length prefix changes
@@ -267,43 +271,6 @@ def padded_varint(n: int, width: int) -> bytes:
     return enc[:-1] + bytes((enc[-1] | 0x80,)) + b"\x80" * (width - len(enc) - 1) + b"\x00"
 
 
-def splice(buf: bytes, chain: tuple, start: int, end: int, new: bytes) -> tuple[bytes, int]:
-    """``buf`` with ``buf[start:end]`` replaced by ``new`` and every prefix in ``chain`` fixed.
-
-    ``chain`` lists the enclosing length prefixes, outermost first (a node's ``chain``).
-    A prefix that was written longer than needed keeps its width when the new length
-    fits, so an overlong prefix made by an earlier mutation survives later ones; a
-    canonical one stays canonical.
-    Returns ``(mutant, offset)``: ``offset`` is where ``new`` starts in the mutant.
-    """
-    delta = len(new) - (end - start)
-    if not chain:
-        return b"".join((buf[:start], new, buf[end:])), start
-    prefixes = []
-    for ps, pe, n in reversed(chain):
-        width = pe - ps
-        p = encode_varint(n + delta)
-        if len(p) < width <= 10 and width > len(encode_varint(n)):
-            p = padded_varint(n + delta, width)
-        delta += len(p) - width
-        prefixes.append(p)
-    parts = []
-    pos = 0
-    shift = 0
-    i = len(prefixes)
-    for ps, pe, _ in chain:
-        i -= 1
-        p = prefixes[i]
-        parts.append(buf[pos:ps])
-        parts.append(p)
-        shift += len(p) - (pe - ps)
-        pos = pe
-    parts.append(buf[pos:start])
-    parts.append(new)
-    parts.append(buf[end:])
-    return b"".join(parts), start + shift
-
-
 def message_cycles(registry: Registry) -> dict:
     """For each message type that can contain itself, the shortest way to do it.
 
@@ -339,5 +306,5 @@ def message_cycles(registry: Registry) -> dict:
     return out
 
 
-__all__ = ["Node", "SpanTree", "padded_varint", "splice", "message_cycles"]
+__all__ = ["Node", "SpanTree", "padded_varint", "message_cycles"]
 
