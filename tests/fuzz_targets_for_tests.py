@@ -50,3 +50,12 @@ def marker_disagreement(data: bytes):
 def shout(data: bytes) -> bytes:
     """Decodes ``data`` as its upper-case form: "differs" from `echo` unless they are equal."""
     return data.upper()
+
+
+def noisy(data: bytes) -> bytes:
+    """Prints to standard output from Python and from C before accepting."""
+    print("python says hello")
+    libc = ctypes.CDLL(None)
+    libc.puts(b"libc says hello")
+    libc.fflush(None)
+    return data

@@ -83,6 +83,11 @@ def test_command_targets_read_a_file_and_are_classified_by_exit_status():
         assert [runner.run_one(d)[0].outcome for d in (b"good", b"bad", b"segv")] == ["accept", "reject", "signal"]
 
 
+def test_a_target_printing_to_standard_output_does_not_break_the_protocol():
+    with Runner([Target("noisy", T + "noisy")], timeout=10) as runner:
+        assert [runner.run_one(d)[0].outcome for d in (b"a", b"b")] == ["accept", "accept"]
+
+
 def test_target_specs():
     assert parse_target("ours") is BUILTIN["ours"]
     assert parse_target("mod.sub:fn") == Target("fn", function="mod.sub:fn")

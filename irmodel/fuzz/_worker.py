@@ -34,11 +34,15 @@ def _read_exact(f, n: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def read_frame(f) -> bytes | None:
+def read_frame(f, limit: int | None = None) -> bytes | None:
+    """One frame's body; None at end of file.  ``ValueError`` if longer than ``limit``."""
     head = _read_exact(f, 4)
     if head is None:
         return None
-    return _read_exact(f, _LENGTH.unpack(head)[0])
+    n = _LENGTH.unpack(head)[0]
+    if limit is not None and n > limit:
+        raise ValueError(f"a frame of {n} bytes (at most {limit} expected)")
+    return _read_exact(f, n)
 
 
 def write_frame(f, body: bytes) -> None:
@@ -74,8 +78,13 @@ def _limit_memory(extra: int) -> None:
 def main(argv: list) -> int:
     spec, extra = argv[0], int(argv[1])
     reject_types = tuple(argv[2].split(",")) if len(argv) > 2 and argv[2] else ()
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # a target that prints must not corrupt the protocol
+    stdin = sys.stdin.buffer
+    # The protocol gets a descriptor of its own and descriptor 1 becomes stderr, so a
+    # target that prints (from Python or from C) cannot corrupt the frames.
+    sys.stdout.flush()
+    stdout = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     try:
         target = load_target(spec)
     except Exception as exc:  # noqa: BLE001 - reported to the runner, which stops

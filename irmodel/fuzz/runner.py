@@ -38,6 +38,7 @@ from ._worker import read_frame, write_frame
 OUTCOMES = ("accept", "reject", "differs", "signal", "timeout", "oom", "error")
 #: The group whose members' decodings are compared (the protobuf parsers).
 PARSERS = "parsers"
+_MAX_RESULT = 1 << 20  # a result frame is a small JSON object; anything longer is corruption
 _OOM_MARKERS = (b"bad_alloc", b"MemoryError", b"out of memory", b"Cannot allocate memory")
 
 
@@ -173,9 +174,10 @@ class _Worker:
     def collect(self) -> Outcome:
         """The result of the input sent (call when readable, or after the process died)."""
         try:
-            body = read_frame(self.proc.stdout)
-        except (OSError, ValueError):
-            body = None
+            body = read_frame(self.proc.stdout, _MAX_RESULT)
+        except (OSError, ValueError) as exc:  # a frame no worker writes: give up on this one
+            self.kill()
+            return Outcome(self.target.name, "error", f"worker protocol broken: {exc}")
         if body is None:
             rc = self.proc.wait()
             tail = self._stderr_tail()
