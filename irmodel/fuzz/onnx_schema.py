@@ -16,7 +16,7 @@ MODEL_TYPE = "ModelProto"
 
 def onnx_registry() -> Registry:
     """The wirefmt registry of every ONNX message (onnx.proto, onnx-data, onnx-operators)."""
-    from irmodel.schema import REGISTRY  # noqa: PLC0415  (the only import of it in irmodel.fuzz)
+    from irmodel.proto import REGISTRY  # noqa: PLC0415  (the only import of it in irmodel.fuzz)
     return REGISTRY
 
 
