@@ -47,7 +47,7 @@ With ``--offsets`` each line starts with three columns of numbers after a header
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from .errors import DecodeError
 from .raw import RawItem, format_item, offsets_header, offsets_width, parses_as_message
@@ -143,7 +143,7 @@ def render_lines(buf, start: int = 0, end: int | None = None, *, offsets: bool =
     if offsets:
         yield offsets_header(width)
     # frames: [position, end of the message, depth, owner field or None, closing line info]
-    stack = [[start, end, 0, None, None]]
+    stack: list[list[Any]] = [[start, end, 0, None, None]]
     while stack:
         frame = stack[-1]
         pos, stop, depth, owner, close = frame
@@ -179,6 +179,7 @@ def _widths(buf, f: Field, after: int) -> str | None:
     if w:
         notes.append(f"tag:{w}")
     if f.wire_type == VARINT:
+        assert f.value is not None  # read_field gives a varint field its int value
         w = _width_note(buf, f.start, f.end, f.value)
         if w is None:
             return None
@@ -251,7 +252,7 @@ _BYTES_HEAD = re.compile(r"<(\d+) bytes:")
 
 
 def _parse_widths(text: str | None, lineno: int) -> dict:
-    out = {}
+    out: dict[str, int] = {}
     if not text:
         return out
     for part in text.split(","):

@@ -97,6 +97,7 @@ def main(argv: list) -> int:
         if data is None:
             return 0
         start = time.perf_counter()
+        result: dict[str, str | float | None]
         try:
             result = {"outcome": "accept", "digest": digest_of(target(data)), "detail": ""}
         except MemoryError:

@@ -31,7 +31,7 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import IO, Iterable, Sequence
 
 from ._worker import read_frame, write_frame
 
@@ -121,14 +121,15 @@ class _Worker:
     def __init__(self, target: Target, memory_limit: int):
         self.target = target
         self.memory_limit = memory_limit
-        self.proc = None
-        self.stderr = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.stderr: IO[bytes] | None = None
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
     def spawn(self) -> None:
         """Start the process (without waiting for it: workers start in parallel)."""
+        assert self.target.function is not None  # Runner makes workers for function targets only
         env = dict(os.environ)
         env.update(dict(self.target.env))
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
@@ -147,6 +148,8 @@ class _Worker:
             raise RuntimeError(f"target {self.target.name} could not start: {detail}")
 
     def _read(self, timeout: float) -> bytes | None:
+        # called by wait_ready, after spawn opened the pipes
+        assert self.proc is not None and self.proc.stdout is not None
         r, _, _ = select.select([self.proc.stdout], [], [], timeout)
         return read_frame(self.proc.stdout) if r else None
 
@@ -163,16 +166,20 @@ class _Worker:
             self.stop()
             self.spawn()
             self.wait_ready()
+        assert self.proc is not None and self.proc.stdin is not None  # alive, or spawned just now
         try:
             write_frame(self.proc.stdin, data)
         except BrokenPipeError:  # died between inputs: its result will say so
             pass
 
     def fileno(self) -> int:
+        # select() asks only workers that were sent an input, so are running
+        assert self.proc is not None and self.proc.stdout is not None
         return self.proc.stdout.fileno()
 
     def collect(self) -> Outcome:
         """The result of the input sent (call when readable, or after the process died)."""
+        assert self.proc is not None and self.proc.stdout is not None  # as in fileno
         try:
             body = read_frame(self.proc.stdout, _MAX_RESULT)
         except (OSError, ValueError) as exc:  # a frame no worker writes: give up on this one
@@ -201,6 +208,7 @@ class _Worker:
     def stop(self) -> None:
         if self.proc is not None:
             for f in (self.proc.stdin, self.proc.stdout):
+                assert f is not None  # spawn opens both as pipes
                 try:
                     f.close()
                 except OSError:
@@ -223,6 +231,7 @@ class _CommandRun:
         fd, self.path = tempfile.mkstemp(dir=workdir, suffix=".bin")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        assert target.command is not None  # a target without a function has a command
         argv = [a.replace("{file}", self.path) for a in target.command]
         self.target = target
         self.started = time.perf_counter()
@@ -390,7 +399,7 @@ class Runner:
             progress(report)
 
     def _run_batch(self, batch: list) -> list:
-        results = [[None] * len(self.targets) for _ in batch]
+        results: list[list[Outcome | None]] = [[None] * len(self.targets) for _ in batch]
         starting = [w for workers in self._workers.values() for w in workers[:len(batch)] if not w.alive()]
         for w in starting:  # start every missing worker, then wait for them together
             w.stop()

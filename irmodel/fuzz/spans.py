@@ -16,6 +16,8 @@ control-free text (the rule ``irmodel raw`` follows).  Nesting stops at `MAX_DEP
 
 from __future__ import annotations
 
+from typing import cast
+
 from wirefmt import (DecodeError, MAX_DEPTH, Registry, encode_varint, read_tag,
                      read_varint, skip_group)
 
@@ -97,7 +99,7 @@ class Node:
                                  [pe - ps for ps, pe, _ in self.chain])
         pieces, last, lengths, overlong, widths = plan
         k = len(lengths)
-        parts = [None] * (2 * k + 3)
+        parts = cast("list[bytes]", [None] * (2 * k + 3))  # every slot is set below
         grown = 0
         for i in range(k - 1, -1, -1):
             n = lengths[i] + delta + grown
@@ -144,6 +146,7 @@ class SpanTree:
         buf = self.buf
         spec = node.message_spec
         by_number = spec.by_number if spec is not None else None
+        children: list[Node]
         node.children = children = []
         self.containers.append(node)
         pos = start
@@ -190,6 +193,8 @@ class SpanTree:
                 child.chain = node.chain
                 if depth + 1 < MAX_DEPTH:
                     if fs is not None and fs.kind == GROUP:
+                        # a field spec comes from a message spec, so from the registry
+                        assert self.registry is not None
                         child.message_spec = self.registry.message(fs.type_name)
                     self._fill(child, vstart, vend, depth + 1)
         node.tail = pos
@@ -199,6 +204,7 @@ class SpanTree:
         if fs is not None:
             if fs.kind == MESSAGE:
                 if depth + 1 < MAX_DEPTH:
+                    assert self.registry is not None  # fs came from a message spec of the registry
                     node.message_spec = self.registry.message(fs.type_name)
                     self.messages_by_type.setdefault(fs.type_name, []).append(node)
                     self._fill(node, node.start, node.end, depth + 1)
@@ -285,7 +291,7 @@ def message_cycles(registry: Registry) -> dict:
     for origin in edges:
         # breadth-first search for the shortest path from origin back to origin
         seen = {origin}
-        frontier = [(origin, [])]
+        frontier: list[tuple[str, list[tuple[int, int]]]] = [(origin, [])]
         found = None
         while frontier and found is None:
             nxt = []

@@ -49,7 +49,7 @@ class Mutant(NamedTuple):
     offset: int
     size: int
     path: tuple
-    index: int
+    index: int  # type: ignore[assignment]  # public field name; shadowing tuple.index is intended
     detail: dict
 
 

@@ -35,7 +35,7 @@ class Edit(NamedTuple):
     end: int
     new: bytes
     path: tuple
-    index: int
+    index: int  # type: ignore[assignment]  # public field name; shadowing tuple.index is intended
     detail: dict
 
 
