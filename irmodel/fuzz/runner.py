@@ -428,9 +428,9 @@ class Runner:
                     results[i][j] = w.collect()
             else:
                 time.sleep(min(left, 0.005))
-            for run in [c for c in commands if c[0].done()]:
-                commands.remove(run)
-                results[run[1]][run[2]] = run[0].collect()
+            for entry in [c for c in commands if c[0].done()]:
+                commands.remove(entry)
+                results[entry[1]][entry[2]] = entry[0].collect()
         for w, (i, j) in pending.items():
             w.kill()
             results[i][j] = Outcome(self.targets[j].name, "timeout", f"no answer in {self.timeout:g} s",
