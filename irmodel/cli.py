@@ -1,4 +1,4 @@
-"""The ``irmodel`` command line: ``inspect``, ``dump``, ``raw`` and ``convert``.
+"""The ``irmodel`` command line: ``inspect``, ``dump``, ``raw``, ``check`` and ``convert``.
 
 Exit status: 0 ok; 1 invalid input (`DecodeError`, `ValidationError`,
 `ExternalDataError`: the file is at fault); 2 usage or I/O error (the command line, the
@@ -436,6 +436,13 @@ def cmd_convert(args) -> int:
     return EXIT_OK
 
 
+def cmd_check(args) -> int:
+    from .checker.report import run_check  # noqa: PLC0415
+
+    _check_file(args.path)
+    return run_check(args.path, args.json, sys.stdout)
+
+
 # -- the parser ------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -465,6 +472,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--max-depth", type=_depth, default=MAX_DEPTH, metavar="N",
                    help=f"expand nested messages at most N levels deep (0-{MAX_DEPTH}, default {MAX_DEPTH})")
     c.set_defaults(func=cmd_raw)
+
+    c = sub.add_parser("check", help="check a model against the ONNX rules, listing every problem")
+    c.add_argument("path", metavar="PATH")
+    c.add_argument("--json", action="store_true", help="print the problems as a JSON list")
+    c.set_defaults(func=cmd_check)
 
     _add_convert(sub)
     return p

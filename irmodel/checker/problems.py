@@ -1,0 +1,71 @@
+"""Collecting problems while the checker walks a model, and ordering them by location."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import Problem, ValidationError
+from .codes import CODES
+
+# Reading order of the fields that appear in paths, so that problems come out in the
+# order a reader meets their location: a model's header before its graph, a graph's
+# inputs before its nodes, a node's inputs before its attributes.  Names not listed
+# sort after, alphabetically.
+_FIELD_RANK = {name: i for i, name in enumerate((
+    "ir_version", "opset_import", "metadata_props", "graph", "functions",
+    "name", "input", "output", "op_type", "domain", "overload", "attribute",
+    "initializer", "sparse_initializer", "value_info", "node",
+    "type", "t", "tensors", "sparse_tensor", "sparse_tensors", "g", "graphs",
+    "values", "indices", "data_type", "dims", "external_data",
+))}
+_TOKEN = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+
+# Longest name or value quoted in a message: an attacker's megabyte-long name is cut.
+_QUOTE_LIMIT = 200
+
+
+def short(text) -> str:
+    """A name from the model as shown in a message, cut to a readable length."""
+    if not isinstance(text, str):  # a proto2 string that is not UTF-8 reads as bytes
+        text = repr(bytes(text)) if isinstance(text, (bytes, memoryview)) else str(text)
+    return text if len(text) <= _QUOTE_LIMIT else text[:_QUOTE_LIMIT] + "..."
+
+
+def location_key(path: str) -> tuple:
+    """A sort key for a problem path: fields in reading order, indices numerically."""
+    key = []
+    for m in _TOKEN.finditer(path):
+        name, indices = m.group(1), m.group(2)
+        key.append((_FIELD_RANK.get(name, len(_FIELD_RANK)), name))
+        if indices:
+            key.extend((-1, int(i)) for i in re.findall(r"\d+", indices))
+    return tuple(key)
+
+
+class Reporter:
+    """The problems found so far; ``raise_if_any`` ends a check."""
+
+    __slots__ = ("problems",)
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def add(self, code: str, path: str, message: str, node=None) -> None:
+        """Record one problem; ``node`` is the innermost NodeProto concerned, if any."""
+        assert code in CODES, code
+        if node is not None:
+            name, op = _node_names(node)
+        else:
+            name = op = ""
+        self.problems.append(Problem(code, path, name, op, message))
+
+    def sorted(self) -> list[Problem]:
+        return sorted(self.problems, key=lambda p: location_key(p.path))
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise ValidationError(self.sorted())
+
+
+def _node_names(node) -> tuple[str, str]:
+    return short(node.name), short(node.op_type)
