@@ -108,10 +108,10 @@ class SchemaRules:
                        f"Op registered for {short(op_type)} is deprecated in domain_version of {version}",
                        node)
             return
-        verify_node(report, node, rules, path)
+        verify_node(report, node, rules, path, ctx.ir_version)
 
 
-def verify_node(report, node, r: _Rules, path: str) -> None:
+def verify_node(report, node, r: _Rules, path: str, ir_version: int) -> None:
     """The arity, empty-name and attribute rules of one node against its schema's rules."""
     add = report.add
     name = node.name
@@ -149,6 +149,8 @@ def verify_node(report, node, r: _Rules, path: str) -> None:
             continue
         actual = attr.type
         if actual != expected:
+            if ir_version >= 2 and not attr.HasField("type"):
+                continue  # the attribute's own rules report the missing type (A502)
             add("N412", apath, f"Mismatched attribute type in '{short(name)} : {short(aname)}'. Expected: "
                                f"'{attribute_type_name(expected)}', actual: "
                                f"'{attribute_type_name(actual)}'", node)

@@ -234,7 +234,7 @@ def _check_sparse(report, sp, ctx, path: str, node) -> None:
         return
     if not ok or len(report.problems) != before:
         return  # the index values cannot be read meaningfully
-    data = _index_values(report, indices, ipath, node, iname, nnz * len(idims[1:] or [1]))
+    data = _index_values(report, indices, ipath, node, iname, nnz * (idims[1] if len(idims) == 2 else 1))
     if data is None:
         return
     if len(idims) == 1:
@@ -246,19 +246,19 @@ def _check_sparse(report, sp, ctx, path: str, node) -> None:
 def _index_values(report, indices, path, node, name, count: int):
     """The first ``count`` int64 index values, or None (reported) when they cannot be read."""
     if indices.HasField("data_location") and indices.data_location == _EXTERNAL:
-        report.add("S811", path, f"Cannot parse data from external tensors. Please load external data "
+        report.add("S811", path, f"[ShapeInferenceError] Cannot parse data from external tensors. Please load external data "
                                  f"into raw data for tensor: {name}", node)
         return None
     if not indices.HasField("raw_data"):
         have = stored_count(indices, "int64_data")
         if have != count:
-            report.add("S811", path, f"Data size mismatch. Tensor: {name} expected num elements {count} "
+            report.add("S811", path, f"[ShapeInferenceError] Data size mismatch. Tensor: {name} expected num elements {count} "
                                      f"does not match the actual num elements {have}", node)
             return None
         return list(indices.int64_data)
     raw = indices.raw_data
     if len(raw) < 8 * count:
-        report.add("S811", path, f"Data size mismatch. Tensor: {name} has {len(raw)} bytes of raw_data "
+        report.add("S811", path, f"[ShapeInferenceError] Data size mismatch. Tensor: {name} has {len(raw)} bytes of raw_data "
                                  f"for {count} elements of size 8", node)
         return None
     import struct  # noqa: PLC0415
