@@ -49,7 +49,12 @@ class ValidationError(ValueError):
             problems = [Problem("", "", "", "", problems)]
         self.problems = [p if isinstance(p, Problem) else Problem("", "", "", "", str(p))
                          for p in problems]
-        super().__init__(_describe(self.problems))
+        # args[0] is the first problem's message; the full text is made when asked for
+        # (a model broken everywhere can have 100,000 problems).
+        super().__init__(self.problems[0].message if self.problems else "invalid model")
+
+    def __str__(self) -> str:
+        return _describe(self.problems)
 
 
 def _describe(problems: list) -> str:

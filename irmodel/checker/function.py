@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from wirefmt import DecodeError
 
+from .access import decode_rest
 from .context import MAX_CALL_DEPTH, MAX_FUNCTIONS, LexicalScopeContext
 from .problems import short
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+_FUNCTION_READ = frozenset({"node"})
 
 
 def function_id(domain, name, overload) -> tuple:
@@ -109,6 +111,8 @@ class Functions:
             self._function(f, ctx, parent_lex, path, opset_path_reported)
         except DecodeError as exc:
             self.report.add("B001", path, f"the function cannot be decoded: {exc}")
+        else:
+            decode_rest(self.report, f, _FUNCTION_READ, path)
 
     def _function(self, f, ctx, parent_lex, path, opset_path_reported) -> None:
         report = self.report

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 from wirefmt import MAX_DEPTH, DecodeError
 
+from .access import VALUE_FIELD_TYPES as _VALUE_FIELD_TYPES, decode_rest, present_value_fields
 from .context import EXPERIMENTAL_OPS, LexicalScopeContext
 from .problems import short
 from .tensor import check_sparse_tensor, check_tensor
 
-# (field, AttributeProto.AttributeType) of the value fields, singular then repeated.
-_SINGULAR_VALUES = (("f", 1), ("i", 2), ("s", 3), ("t", 4), ("g", 5), ("tp", 13),
-                    ("sparse_tensor", 11))
-_REPEATED_VALUES = (("floats", 6), ("ints", 7), ("strings", 8), ("tensors", 9), ("graphs", 10),
-                    ("sparse_tensors", 12), ("type_protos", 14))
+# The fields whose checks read them whole, per message type; `decode_rest` decodes the
+# others (a model is valid only if all of it parses).
+_NOTHING_READ = frozenset()
+_GRAPH_READ = frozenset({"node", "initializer", "sparse_initializer", "input", "output"})
+_NODE_READ = frozenset({"attribute"})
+_ATTRIBUTE_READ = frozenset({"t", "g", "tensors", "graphs", "sparse_tensor", "sparse_tensors"})
+
 # The kinds of TypeProto and the fields each must set, for main-graph inputs and outputs.
 _TYPE_CASE_NUMBER = {"tensor_type": 1, "sequence_type": 4, "map_type": 5, "opaque_type": 7,
                      "sparse_tensor_type": 8, "optional_type": 9}
@@ -29,7 +32,7 @@ _TYPE_CASE_NUMBER = {"tensor_type": 1, "sequence_type": 4, "map_type": 5, "opaqu
 class Walker:
     """Checks graphs, nodes and attributes, reporting to ``report``.
 
-    ``verify_schema(report, node, ctx, version, path)`` applies the operator-schema rules
+    ``verify_schema(report, node, ctx, version, path, attrs)`` applies the operator-schema rules
     (`schema_rules`); it is a parameter so that this module does not load the schemas.
     """
 
@@ -144,6 +147,7 @@ class Walker:
                 names.add(name)
 
         self._nodes(g, ctx, lex, path, depth)
+        decode_rest(report, g, _GRAPH_READ, path, node)
 
         for i, vi in outputs:
             name = vi.name
@@ -155,38 +159,34 @@ class Walker:
         add = self.report.add
         names = lex.names
         has = lex.this_or_ancestor_graph_has
-        check_node = self.node
+        check_node = self._node
         try:
             nodes = g.node
             count = len(nodes)
         except DecodeError as exc:
             add("B001", f"{path}.node", f"cannot be decoded: {exc}")
             return
-        # By index, holding one node at a time: the sequence keeps clean nodes weakly, so a
-        # walk of a large graph keeps no memory.
-        for i in range(count):
+        for i, node in _each(nodes, count, self.report, f"{path}.node"):
             npath = f"{path}.node[{i}]"
             try:
-                node = nodes[i]
                 node_inputs = node.input
                 node_outputs = node.output
+                for j, name in enumerate(node_inputs):
+                    if name and name not in names and not has(name):
+                        add("G206", f"{npath}.input[{j}]",
+                            f"Nodes in a graph must be topologically sorted, however input '{short(name)}' "
+                            f"of node: name: {short(node.name)} OpType: {short(node.op_type)} is not output "
+                            "of any previous nodes.", node)
+                check_node(node, ctx, lex, npath, depth)
+                for j, name in enumerate(node_outputs):
+                    if name:
+                        if name in names or has(name):
+                            add("G207", f"{npath}.output[{j}]",
+                                f"Graph must be in single static assignment (SSA) form, however "
+                                f"'{short(name)}' has been used as output names multiple times.", node)
+                        names.add(name)
             except DecodeError as exc:
                 add("B001", npath, f"the node cannot be decoded: {exc}")
-                continue
-            for j, name in enumerate(node_inputs):
-                if name and name not in names and not has(name):
-                    add("G206", f"{npath}.input[{j}]",
-                        f"Nodes in a graph must be topologically sorted, however input '{short(name)}' of "
-                        f"node: name: {short(node.name)} OpType: {short(node.op_type)} is not output of any "
-                        "previous nodes.", node)
-            check_node(node, ctx, lex, npath, depth)
-            for j, name in enumerate(node_outputs):
-                if name:
-                    if name in names or has(name):
-                        add("G207", f"{npath}.output[{j}]",
-                            f"Graph must be in single static assignment (SSA) form, however "
-                            f"'{short(name)}' has been used as output names multiple times.", node)
-                    names.add(name)
 
     def _items(self, msg, field: str, path: str, node) -> list:
         """``[(index, item)]`` of a repeated message field; items that do not decode are
@@ -213,6 +213,8 @@ class Walker:
             self.value_info(vi, ctx, path)
         except DecodeError as exc:
             self.report.add("B001", path, f"the value info cannot be decoded: {exc}", node)
+        else:
+            decode_rest(self.report, vi, _NOTHING_READ, path, node)
 
     # -- nodes --------------------------------------------------------------------------------
     def node(self, node, ctx, lex, path: str, depth: int = 0) -> None:
@@ -240,24 +242,24 @@ class Walker:
                                           f"domains are {_domains(imports)})", node)
 
         attributes = node.attribute
-        if len(attributes):
+        attrs = []  # (index, attribute) of the first attribute of each name
+        if attributes:
             seen = set()
-            for i in range(len(attributes)):
+            check_attribute = self._attribute
+            for i, attr in enumerate(attributes):
                 apath = f"{path}.attribute[{i}]"
-                try:
-                    attr = attributes[i]
-                    name = attr.name
-                except DecodeError as exc:
-                    add("B001", apath, f"the attribute cannot be decoded: {exc}", node)
-                    continue
+                name = attr.name
                 if name in seen:
                     add("N404", apath, f"Attribute '{short(name)}' appeared multiple times.", node)
-                seen.add(name)
-                self.attribute(attr, ctx, lex, apath, node, depth)
+                else:
+                    seen.add(name)
+                    attrs.append((i, attr))
+                check_attribute(attr, ctx, lex, apath, node, depth)
 
+        decode_rest(self.report, node, _NODE_READ, path, node)
         if version is None or ((domain == "" or domain == "ai.onnx") and op_type in EXPERIMENTAL_OPS):
             return
-        self.verify_schema(self.report, node, ctx, version, path)
+        self.verify_schema(self.report, node, ctx, version, path, attrs)
 
     # -- attributes ---------------------------------------------------------------------------
     def attribute(self, attr, ctx, lex, path: str, node=None, depth: int = 0) -> None:
@@ -277,19 +279,9 @@ class Walker:
         if ctx.ir_version >= 2 and not has_type:
             add("A502", f"{path}.type", f"Field 'type' of 'attr' is required but missing. (attribute "
                                         f"{short(name)!r})", node)
-        used = []
-        mismatch = False
         attr_type = attr.type
-        for field, expected in _SINGULAR_VALUES:
-            if attr.HasField(field):
-                used.append(field)
-                if has_type and attr_type != expected:
-                    mismatch = True
-        for field, expected in _REPEATED_VALUES:
-            if len(getattr(attr, field)):
-                used.append(field)
-                if has_type and attr_type != expected:
-                    mismatch = True
+        used = present_value_fields(attr)
+        mismatch = has_type and any(_VALUE_FIELD_TYPES[f] != attr_type for f in used)
         if mismatch:
             add("A503", path, f"type field and data field mismatch in attribute {short(name)}. (type "
                               f"{_attribute_type_name(attr_type)}, value in {', '.join(used)})", node)
@@ -300,6 +292,7 @@ class Walker:
             add("A505", path, f"Attribute (name: {short(name)}) should refer to attribute in parent node. "
                               f"(it refers to {short(attr.ref_attr_name)!r} and also sets "
                               f"{', '.join(used)})", node)
+        decode_rest(report, attr, _ATTRIBUTE_READ, path, node)
         if not used:
             return
         if "t" in used:
@@ -330,6 +323,26 @@ class Walker:
             self.report.add("B001", path, f"the graph cannot be decoded: {exc}", node)
             return
         self.graph(g, ctx, lex, path, depth + 1, node)
+
+
+def _each(seq, count: int, report, path: str):
+    """``(index, item)`` of a repeated message field, by its fast iterator; an item that
+    does not decode is reported (B001) and skipped, and the rest is read by index."""
+    i = 0
+    try:
+        for item in seq:
+            yield i, item
+            i += 1
+        return
+    except DecodeError as exc:
+        report.add("B001", f"{path}[{i}]", f"cannot be decoded: {exc}")
+    for k in range(i + 1, count):
+        try:
+            item = seq[k]
+        except DecodeError as exc:
+            report.add("B001", f"{path}[{k}]", f"cannot be decoded: {exc}")
+            continue
+        yield k, item
 
 
 def _domains(imports: dict) -> str:

@@ -13,6 +13,7 @@ import os
 from wirefmt import DecodeError
 
 from .. import IR_VERSION
+from .access import decode_rest, loaded_from_dir
 from .context import CheckerContext, LexicalScopeContext, default_context
 from .function import INT32_MAX, Functions, opset_map
 from .graph import Walker
@@ -149,7 +150,6 @@ def check_model(model, full_check: bool = False, skip_opset_compatibility_check:
     Raises `irmodel.DecodeError` when the top level of the bytes is not a ModelProto;
     parts further down that cannot be decoded are problems (B001) of the ValidationError.
     """
-    from .access import loaded_from_dir  # noqa: PLC0415
 
     if isinstance(model, (str, os.PathLike)):
         from .. import load  # noqa: PLC0415
@@ -208,8 +208,11 @@ def _check_model(run: _Run, model, ctx: CheckerContext) -> None:
         add("B001", "graph", f"the graph cannot be decoded: {exc}")
     else:
         run.walker.graph(graph, ctx, lex, "graph")
+    read = {"graph"}
     if ctx.ir_version >= 8:
         run.functions.check_all(model, ctx, lex)
+        read.add("functions")
+    decode_rest(run.report, model, frozenset(read), "")
 
 
 def _check_metadata(run: _Run, model) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from ..errors import Problem, ValidationError
 from .codes import CODES
 
@@ -18,7 +16,6 @@ _FIELD_RANK = {name: i for i, name in enumerate((
     "type", "t", "tensors", "sparse_tensor", "sparse_tensors", "g", "graphs",
     "values", "indices", "data_type", "dims", "external_data",
 ))}
-_TOKEN = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
 
 # Longest name or value quoted in a message: an attacker's megabyte-long name is cut.
 _QUOTE_LIMIT = 200
@@ -34,11 +31,14 @@ def short(text) -> str:
 def location_key(path: str) -> tuple:
     """A sort key for a problem path: fields in reading order, indices numerically."""
     key = []
-    for m in _TOKEN.finditer(path):
-        name, indices = m.group(1), m.group(2)
-        key.append((_FIELD_RANK.get(name, len(_FIELD_RANK)), name))
-        if indices:
-            key.extend((-1, int(i)) for i in re.findall(r"\d+", indices))
+    rank = _FIELD_RANK.get
+    other = len(_FIELD_RANK)
+    for part in path.split("."):
+        name, bracket, rest = part.partition("[")
+        key.append((rank(name, other), name))
+        if bracket:
+            for index in rest[:-1].split("]["):
+                key.append((-1, int(index) if index.isdigit() else -1))
     return tuple(key)
 
 
@@ -60,7 +60,21 @@ class Reporter:
         self.problems.append(Problem(code, path, name, op, message))
 
     def sorted(self) -> list[Problem]:
-        return sorted(self.problems, key=lambda p: location_key(p.path))
+        """The problems by location; problems at one location in the order they were found."""
+        keys: dict = {}
+
+        def key(p: Problem) -> tuple:
+            path = p.path
+            k = keys.get(path)
+            if k is None:
+                head, dot, last = path.rpartition(".")
+                k = keys.get(head) if dot else ()
+                if k is None:
+                    k = keys[head] = location_key(head)
+                k = keys[path] = k + location_key(last)
+            return k
+
+        return sorted(self.problems, key=key)
 
     def raise_if_any(self) -> None:
         if self.problems:

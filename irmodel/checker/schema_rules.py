@@ -72,6 +72,11 @@ class SchemaRules:
 
     def schema(self, op_type, version: int, domain):
         """The schema of ``op_type`` at opset ``version`` of ``domain``, or None."""
+        found = self.lookup(op_type, version, domain)
+        return None if found is None else found[0]
+
+    def lookup(self, op_type, version: int, domain) -> tuple | None:
+        """``(schema, rules)`` of ``op_type`` at opset ``version`` of ``domain``, or None."""
         key = (op_type, version, domain)
         try:
             return self._cache[key]
@@ -80,64 +85,74 @@ class SchemaRules:
         found = None
         if isinstance(op_type, str) and isinstance(domain, str):
             try:
-                found = self._defs.get_schema(op_type, version, domain)
+                schema = self._defs.get_schema(op_type, version, domain)
             except self._defs.SchemaError:
-                found = None
+                schema = None
+            if schema is not None:
+                rkey = (schema.domain, schema.name, schema.since_version)
+                rules = self._rules.get(rkey)
+                if rules is None:
+                    rules = self._rules[rkey] = _Rules(schema)
+                found = (schema, rules)
         self._cache[key] = found
         return found
 
-    def rules(self, schema) -> _Rules:
-        key = (schema.domain, schema.name, schema.since_version)
-        r = self._rules.get(key)
-        if r is None:
-            r = self._rules[key] = _Rules(schema)
-        return r
-
-    def __call__(self, report, node, ctx, version: int, path: str) -> None:
+    def __call__(self, report, node, ctx, version: int, path: str, attrs=None) -> None:
+        """The schema rules of ``node``; ``attrs`` is ``[(index, attribute)]`` of the first
+        attribute of each name (all of the node's when None)."""
         op_type, domain = node.op_type, node.domain
-        schema = self.schema(op_type, version, domain)
-        if schema is None:
+        found = self.lookup(op_type, version, domain)
+        if found is None:
             if domain in BUILTIN_DOMAINS or ctx.check_custom_domain:
                 report.add("N405", f"{path}.op_type",
                            f"No Op registered for {short(op_type)} with domain_version of {version}"
                            f" (domain {short(domain)!r})", node)
             return
-        rules = self.rules(schema)
+        rules = found[1]
         if rules.deprecated:
             report.add("N406", f"{path}.op_type",
                        f"Op registered for {short(op_type)} is deprecated in domain_version of {version}",
                        node)
             return
-        verify_node(report, node, rules, path, ctx.ir_version)
+        if attrs is None:
+            attrs = _first_of_each_name(node.attribute)
+        verify_node(report, node, rules, path, ctx.ir_version, attrs)
 
 
-def verify_node(report, node, r: _Rules, path: str, ir_version: int) -> None:
+def _first_of_each_name(attributes) -> list:
+    seen = set()
+    out = []
+    for i, attr in enumerate(attributes):
+        if attr.name not in seen:
+            seen.add(attr.name)
+            out.append((i, attr))
+    return out
+
+
+def verify_node(report, node, r: _Rules, path: str, ir_version: int, attrs: list) -> None:
     """The arity, empty-name and attribute rules of one node against its schema's rules."""
     add = report.add
     name = node.name
-    prefix = ("Node" + (f"({short(name)})" if name else "")) + r.prefix_tail
     inputs, outputs = node.input, node.output
     n_in, n_out = len(inputs), len(outputs)
     if n_in < r.min_in or n_in > r.max_in:
-        add("N407", path, f"{prefix} has input size {n_in} not in range [min={r.min_in}, max={r.max_in}].",
-            node)
+        add("N407", path, f"{_prefix(name, r)} has input size {n_in} not in range [min={r.min_in}, "
+                          f"max={r.max_in}].", node)
     if n_out < r.min_out or n_out > r.max_out:
-        add("N408", path, f"{prefix} has output size {n_out} not in range [min={r.min_out}, "
+        add("N408", path, f"{_prefix(name, r)} has output size {n_out} not in range [min={r.min_out}, "
                           f"max={r.max_out}].", node)
     elif r.allowed_out is not None and n_out not in r.allowed_out:
-        add("N408", path, f"{prefix} has output size {n_out} not in allowed output sizes. (allowed: "
-                          f"{', '.join(map(str, r.allowed_out))})", node)
-    _check_names(add, node, path, inputs, r.single_in, "input")
-    _check_names(add, node, path, outputs, r.single_out, "output")
+        add("N408", path, f"{_prefix(name, r)} has output size {n_out} not in allowed output sizes. "
+                          f"(allowed: {', '.join(map(str, r.allowed_out))})", node)
+    if "" in inputs:
+        _check_names(add, node, path, inputs, r.single_in, "input")
+    if "" in outputs:
+        _check_names(add, node, path, outputs, r.single_out, "output")
 
     attr_types = r.attr_types
     seen = set()
-    attributes = node.attribute
-    for i in range(len(attributes)):
-        attr = attributes[i]
+    for i, attr in attrs:
         aname = attr.name
-        if aname in seen:
-            continue  # reported by the node's own rules (N404)
         seen.add(aname)
         apath = f"{path}.attribute[{i}]"
         expected = attr_types.get(aname)
@@ -163,6 +178,11 @@ def verify_node(report, node, r: _Rules, path: str, ir_version: int) -> None:
     for req in r.required:
         if req not in seen:
             add("N414", path, f"Required attribute '{req}' is missing.", node)
+
+
+def _prefix(node_name, r: _Rules) -> str:
+    """The reference's "Node(name) with schema(domain::Op:version)"."""
+    return "Node" + (f"({short(node_name)})" if node_name else "") + r.prefix_tail
 
 
 def _check_names(add, node, path, names, single, what) -> None:

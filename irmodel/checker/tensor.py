@@ -10,17 +10,13 @@ from __future__ import annotations
 
 from wirefmt import DecodeError
 
-from .access import has_values, stored_count
+from .access import TENSOR_VALUE_FIELDS, decode_rest, present_data_fields, stored_count
 from .external import check_location
 from .problems import short
 
 INT64_MAX = (1 << 63) - 1
 _UNDEFINED, _INT64, _STRING = 0, 7, 8
 _EXTERNAL = 1  # TensorProto.EXTERNAL
-# The value fields, in the order the reference counts them (the last one present is the
-# one its messages name).
-VALUE_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "raw_data",
-                "double_data", "uint64_data")
 
 # raw_data size per data type, as the reference checks it: elements per byte for the
 # packed sub-byte types, bytes per element for the others.  Types not listed (FLOAT6*,
@@ -59,12 +55,23 @@ def element_count(dims) -> tuple[int | None, str]:
     return n, ""
 
 
+_TENSOR_READ = frozenset(TENSOR_VALUE_FIELDS)
+_SPARSE_READ = frozenset({"values", "indices"})
+
+
 def check_tensor(report, tensor, ctx, path: str, node=None) -> None:
     """Every rule of one TensorProto; problems go to ``report``."""
     try:
         _check_tensor(report, tensor, ctx, path, node)
+        # The value fields are validated by counting them (never decoded: weights); the
+        # rest (dims, external_data, segment, metadata) is decoded.
+        for field in present_data_fields(tensor):
+            if field not in ("raw_data", "string_data"):
+                stored_count(tensor, field)
     except DecodeError as exc:
         report.add("B001", path, f"the tensor cannot be decoded: {exc}", node)
+        return
+    decode_rest(report, tensor, _TENSOR_READ, path, node)
 
 
 def _check_tensor(report, t, ctx, path: str, node) -> None:
@@ -75,8 +82,7 @@ def _check_tensor(report, t, ctx, path: str, node) -> None:
     elif dtype == _UNDEFINED:
         report.add("T602", path, f"setting data_type field (tensor name: {name}) to UNDEFINED is "
                                  "not allowed", node)
-    present = [f for f in VALUE_FIELDS
-               if (len(t.raw_data) > 0 if f == "raw_data" else has_values(t, f))]
+    present = present_data_fields(t)
     last = present[-1] if present else ""
     if t.HasField("data_location") and t.data_location == _EXTERNAL:
         _check_external(report, t, ctx, path, node, name, present)
@@ -178,11 +184,14 @@ def check_sparse_tensor(report, sparse, ctx, path: str, node=None) -> None:
         _check_sparse(report, sparse, ctx, path, node)
     except DecodeError as exc:
         report.add("B001", path, f"the sparse tensor cannot be decoded: {exc}", node)
+        return
+    decode_rest(report, sparse, _SPARSE_READ, path, node)
 
 
 def _check_sparse(report, sp, ctx, path: str, node) -> None:
     if not sp.HasField("values"):
         report.add("S801", path, "Field 'values' of 'sparse_tensor_proto' is required but missing.", node)
+        return
     values = sp.values
     vname = short(values.name)
     check_tensor(report, values, ctx, f"{path}.values", node)
