@@ -56,6 +56,9 @@ class ValidationError(ValueError):
     def __str__(self) -> str:
         return _describe(self.problems)
 
+    def __reduce__(self):
+        return (type(self), (self.problems,))
+
 
 def _describe(problems: list) -> str:
     if not problems:
