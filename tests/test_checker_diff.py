@@ -99,7 +99,7 @@ def test_mutants_cover_both_verdicts_where_expected(reference_models):
     for kind in ("unknown_attribute", "function_opset_mismatch", "subgraph_problem", "bad_sparse"):
         rng = random.Random(kind)
         seen = set()
-        for name, model in rng.sample(reference_models, PER_KIND):
+        for _name, model in rng.sample(reference_models, PER_KIND):
             mutant = MUTATORS[kind](rng, model)
             if mutant is not None:
                 seen.add(reference_verdict(mutant.SerializeToString()) is None)
@@ -250,14 +250,15 @@ def _our_context(model):
     return irmodel.CheckerContext(model.ir_version, {o.domain: o.version for o in model.opset_import})
 
 
-def _same(ours, theirs, what: str) -> bool:
+def _same(ours, theirs, msg, ctx, ref_ctx, what: str) -> bool:
+    """``ours(msg, ctx)`` and ``theirs(msg, ref_ctx)`` (onnx's) give the same verdict."""
     try:
-        theirs()
+        theirs(msg, ref_ctx)
         ref = None
     except Exception as exc:  # noqa: BLE001
         ref = str(exc)
     try:
-        ours()
+        ours(msg, ctx)
         mine = None
     except irmodel.ValidationError as exc:
         mine = [str(p) for p in exc.problems]
@@ -279,10 +280,10 @@ def test_check_node_and_check_graph_same_verdict(kind, reference_models):
             continue
         ref_ctx, ctx = _reference_context(mutant), _our_context(mutant)
         for node in mutant.graph.node:
-            _same(lambda: irmodel.check_node(node, ctx), lambda: onnx.checker.check_node(node, ref_ctx),
+            _same(irmodel.check_node, onnx.checker.check_node, node, ctx, ref_ctx,
                   f"check_node {kind} {name} {node.op_type}")
-        _same(lambda: irmodel.check_graph(mutant.graph, ctx),
-              lambda: onnx.checker.check_graph(mutant.graph, ref_ctx), f"check_graph {kind} {name}")
+        _same(irmodel.check_graph, onnx.checker.check_graph, mutant.graph, ctx, ref_ctx,
+              f"check_graph {kind} {name}")
         checked += 1
     assert checked >= 8
 
@@ -300,18 +301,18 @@ def test_check_tensor_attribute_value_info_same_verdict(reference_models):
             ref_ctx, ctx = _reference_context(mutant), _our_context(mutant)
             g = mutant.graph
             for t in g.initializer:
-                _same(lambda: irmodel.check_tensor(t, ctx), lambda: onnx.checker.check_tensor(t, ref_ctx),
+                _same(irmodel.check_tensor, onnx.checker.check_tensor, t, ctx, ref_ctx,
                       f"check_tensor {kind} {name}")
             for sp in g.sparse_initializer:
-                _same(lambda: irmodel.check_sparse_tensor(sp, ctx),
-                      lambda: onnx.checker.check_sparse_tensor(sp, ref_ctx), f"check_sparse_tensor {kind} {name}")
+                _same(irmodel.check_sparse_tensor, onnx.checker.check_sparse_tensor, sp, ctx, ref_ctx,
+                      f"check_sparse_tensor {kind} {name}")
             for vi in list(g.input) + list(g.output):
-                _same(lambda: irmodel.check_value_info(vi, ctx),
-                      lambda: onnx.checker.check_value_info(vi, ref_ctx), f"check_value_info {kind} {name}")
+                _same(irmodel.check_value_info, onnx.checker.check_value_info, vi, ctx, ref_ctx,
+                      f"check_value_info {kind} {name}")
             for node in g.node:
                 for a in node.attribute:
-                    _same(lambda: irmodel.check_attribute(a, ctx),
-                          lambda: onnx.checker.check_attribute(a, ref_ctx), f"check_attribute {kind} {name}")
+                    _same(irmodel.check_attribute, onnx.checker.check_attribute, a, ctx, ref_ctx,
+                      f"check_attribute {kind} {name}")
 
 
 @pytest.mark.parametrize("kind", ["bad_function_body", "recursive_function", "function_opset_mismatch",
@@ -325,7 +326,7 @@ def test_check_function_same_verdict(kind, reference_models):
         if mutant is None:
             continue
         for f in mutant.functions:
-            _same(lambda: irmodel.check_function(f), lambda: onnx.checker.check_function(f),
+            _same(irmodel.check_function, onnx.checker.check_function, f, None, None,
                   f"check_function {kind} {name}")
 
 

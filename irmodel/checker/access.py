@@ -1,11 +1,11 @@
 """How the checker reads a model without reading its weights.
 
 The one module of the checker that uses private parts of the message layer (say so in
-any change): the classes ``Message`` and ``RepeatedMessages``, ``Message._raw_chunks`` (the undecoded packed chunks of a repeated numeric
+any change): ``Message._raw_chunks`` (the undecoded packed chunks of a repeated numeric
 field, so that ``float_data`` & co. are counted from their byte length instead of being
 decoded into Python lists), the instance ``__dict__`` and ``_lazy`` spans (which fields a
-message holds, without asking for each field of its schema), the class's ``_fields``
-table, and the ``_base_dir`` that ``irmodel.load`` records (the directory external data
+message holds, without asking for each field of its schema), the class's ``_fields`` and
+``_classes`` tables, and the ``_base_dir`` that ``irmodel.load`` records (the directory external data
 is relative to).
 """
 
@@ -13,9 +13,6 @@ from __future__ import annotations
 
 from wirefmt import DecodeError
 from wirefmt.schema import MESSAGE
-
-from ..containers import RepeatedMessages
-from ..message import Message
 
 # Fixed-width packed fields: bytes per value.
 _FIXED_WIDTH = {"float_data": 4, "double_data": 8}
