@@ -191,7 +191,7 @@ def test_recursive_functions_are_a_problem_not_a_crash(through_subgraph):
 
 
 def test_huge_ranks_and_dims():
-    dims = [1] * 100_000
+    dims = [1] * 20_000
     big = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
     t = irmodel.TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 40, 1 << 40], raw_data=b"\0" * 8)
     graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g", [big],
@@ -200,7 +200,7 @@ def test_huge_ranks_and_dims():
     with pytest.raises(irmodel.ValidationError) as info:
         irmodel.check_model(m, full_check=True)
     assert [p.code for p in info.value.problems] == ["T604"]  # the product overflows int64
-    t.dims[:] = [-1] + [2] * 50_000
+    t.dims[:] = [-1] + [2] * 20_000
     with pytest.raises(irmodel.ValidationError):
         irmodel.check_model(m)
 

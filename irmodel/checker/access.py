@@ -1,7 +1,7 @@
 """How the checker reads a model without reading its weights.
 
 The one module of the checker that uses private parts of the message layer (say so in
-any change): ``Message._raw_chunks`` (the undecoded packed chunks of a repeated numeric
+any change): ``RepeatedMessages``, ``Message._raw_chunks`` (the undecoded packed chunks of a repeated numeric
 field, so that ``float_data`` & co. are counted from their byte length instead of being
 decoded into Python lists), the instance ``__dict__`` and ``_lazy`` spans (which fields a
 message holds, without asking for each field of its schema), the class's ``_fields`` and
@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from wirefmt import DecodeError
 from wirefmt.schema import MESSAGE
+
+from ..containers import RepeatedMessages
 
 # Fixed-width packed fields: bytes per value.
 _FIXED_WIDTH = {"float_data": 4, "double_data": 8}
@@ -125,16 +127,28 @@ def present_value_fields(attr) -> list:
 # rest, so that a corrupt byte anywhere is found (as B001) without a second full walk.
 
 def decode_subtree(msg) -> None:
-    """Decode ``msg`` and everything below it; raises DecodeError where protobuf would fail."""
+    """Decode ``msg`` and everything below it; raises DecodeError where protobuf would fail.
+
+    Only what is still undecoded costs work: spans waiting in ``_lazy`` are scanned (or, for
+    packed numbers, decoded), and held submessages are descended into.
+    """
     stack = [msg]
     while stack:
         m = stack.pop()
-        for f, value in m.ListFields():  # decodes packed scalars too
-            if f.kind == MESSAGE:
-                if f.repeated:
-                    stack.extend(value)
-                else:
-                    stack.append(value)
+        classes = type(m)._classes
+        d = m.__dict__
+        lazy = d.get("_lazy")
+        if lazy:
+            for name in list(lazy):
+                getattr(m, name)  # scans a submessage, decodes a packed field
+        for name in classes:
+            value = d.get(name)
+            if value is None:
+                continue
+            if type(value) is RepeatedMessages:
+                stack.extend(value)  # iterating scans every item
+            else:
+                stack.append(value)
 
 
 _UNREAD: dict = {}

@@ -8,6 +8,8 @@ rules are about their values (sorted, in range).
 
 from __future__ import annotations
 
+import struct
+
 from wirefmt import DecodeError
 
 from .access import TENSOR_VALUE_FIELDS, decode_rest, present_data_fields, stored_count
@@ -252,25 +254,29 @@ def _check_sparse(report, sp, ctx, path: str, node) -> None:
         _check_coordinate_indices(report, data, dims, nnz, ipath, node, iname)
 
 
+# The reference reads sparse indices through its inference helpers, whose errors carry
+# this prefix; ours do too, so that a search for its message finds ours.
+_PARSE = "[ShapeInferenceError] "
+
+
 def _index_values(report, indices, path, node, name, count: int):
     """The first ``count`` int64 index values, or None (reported) when they cannot be read."""
     if indices.HasField("data_location") and indices.data_location == _EXTERNAL:
-        report.add("S811", path, f"[ShapeInferenceError] Cannot parse data from external tensors. Please load external data "
-                                 f"into raw data for tensor: {name}", node)
+        report.add("S811", path, f"{_PARSE}Cannot parse data from external tensors. Please load external "
+                                 f"data into raw data for tensor: {name}", node)
         return None
     if not indices.HasField("raw_data"):
         have = stored_count(indices, "int64_data")
         if have != count:
-            report.add("S811", path, f"[ShapeInferenceError] Data size mismatch. Tensor: {name} expected num elements {count} "
-                                     f"does not match the actual num elements {have}", node)
+            report.add("S811", path, f"{_PARSE}Data size mismatch. Tensor: {name} expected num elements "
+                                     f"{count} does not match the actual num elements {have}", node)
             return None
         return list(indices.int64_data)
     raw = indices.raw_data
     if len(raw) < 8 * count:
-        report.add("S811", path, f"[ShapeInferenceError] Data size mismatch. Tensor: {name} has {len(raw)} bytes of raw_data "
-                                 f"for {count} elements of size 8", node)
+        report.add("S811", path, f"{_PARSE}Data size mismatch. Tensor: {name} has {len(raw)} bytes of "
+                                 f"raw_data for {count} elements of size 8", node)
         return None
-    import struct  # noqa: PLC0415
     return list(struct.unpack_from(f"<{count}q", raw, 0))
 
 
