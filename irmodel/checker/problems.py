@@ -28,18 +28,28 @@ def short(text) -> str:
     return text if len(text) <= _QUOTE_LIMIT else text[:_QUOTE_LIMIT] + "..."
 
 
-def location_key(path: str) -> tuple:
-    """A sort key for a problem path: fields in reading order, indices numerically."""
-    key = []
-    rank = _FIELD_RANK.get
-    other = len(_FIELD_RANK)
-    for part in path.split("."):
-        name, bracket, rest = part.partition("[")
-        key.append((rank(name, other), name))
-        if bracket:
-            for index in rest[:-1].split("]["):
-                key.append((-1, int(index) if index.isdigit() else -1))
+def _segment_key(part: str) -> tuple:
+    name, bracket, rest = part.partition("[")
+    key = [(_FIELD_RANK.get(name, len(_FIELD_RANK)), name)]
+    if bracket:
+        key.extend((-1, int(index) if index.isdigit() else -1) for index in rest[:-1].split("]["))
     return tuple(key)
+
+
+def location_key(path: str, cache: dict | None = None) -> tuple:
+    """A sort key for a problem path: fields in reading order, indices numerically.
+
+    ``cache`` maps path segments (``attribute[0]``) to their keys across calls.
+    """
+    if cache is None:
+        cache = {}
+    key: tuple = ()
+    for part in path.split("."):
+        k = cache.get(part)
+        if k is None:
+            k = cache[part] = _segment_key(part)
+        key += k
+    return key
 
 
 class Reporter:
@@ -61,20 +71,8 @@ class Reporter:
 
     def sorted(self) -> list[Problem]:
         """The problems by location; problems at one location in the order they were found."""
-        keys: dict = {}
-
-        def key(p: Problem) -> tuple:
-            path = p.path
-            k = keys.get(path)
-            if k is None:
-                head, dot, last = path.rpartition(".")
-                k = keys.get(head) if dot else ()
-                if k is None:
-                    k = keys[head] = location_key(head)
-                k = keys[path] = k + location_key(last)
-            return k
-
-        return sorted(self.problems, key=key)
+        segments: dict = {}
+        return sorted(self.problems, key=lambda p: location_key(p.path, segments))
 
     def raise_if_any(self) -> None:
         if self.problems:
