@@ -101,3 +101,20 @@ __all__ = [
     "to_array", "from_array", *_EXTERNAL_DATA_NAMES,
     *[n for n in _CLASSES if "." not in n],
 ]
+
+
+# The checker (irmodel.checker), loaded on first use so that `import irmodel` stays fast:
+# ``irmodel.check_model(...)`` imports it then.
+_CHECKER_NAMES = frozenset({
+    "check_model", "check_graph", "check_node", "check_function", "check_tensor",
+    "check_sparse_tensor", "check_attribute", "check_value_info", "CheckerContext",
+    "LexicalScopeContext", "Problem",
+})
+
+
+def __getattr__(name: str):
+    if name in _CHECKER_NAMES:
+        from . import checker  # noqa: PLC0415
+
+        return getattr(checker, name)
+    raise AttributeError(f"module 'irmodel' has no attribute {name!r}")
