@@ -82,6 +82,17 @@ def from_array(array, name: str | None = None):
     return _from_array(array, name)
 
 
+_INFERENCE_NAMES = ("infer_shapes", "infer_shapes_path", "infer_node_outputs", "InferenceError")
+
+
+def __getattr__(name: str):
+    """The inference layer's names, imported on first use (``import irmodel`` stays light)."""
+    if name in _INFERENCE_NAMES:
+        from . import inference  # noqa: PLC0415
+        return getattr(inference, name)
+    raise AttributeError(f"module 'irmodel' has no attribute {name!r}")
+
+
 _EXTERNAL_DATA_NAMES = [
     "ExternalDataInfo", "convert_model_from_external_data", "convert_model_to_external_data",
     "load_external_data_for_model", "load_external_data_for_tensor", "read_external_data",
@@ -92,6 +103,6 @@ _EXTERNAL_DATA_NAMES = [
 __all__ = [
     "load", "loads", "save", "dumps", "to_dict", "from_dict", "message_class", "IR_VERSION",
     "DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "ParseError",
-    "to_array", "from_array", *_EXTERNAL_DATA_NAMES,
+    "to_array", "from_array", *_EXTERNAL_DATA_NAMES, *_INFERENCE_NAMES,
     *[n for n in _CLASSES if "." not in n],
 ]

@@ -1,0 +1,46 @@
+"""The inference layer's error, and the internal signals that decide how a node's error is reported."""
+
+from __future__ import annotations
+
+from ..errors import ValidationError
+
+
+class InferenceError(ValidationError):
+    """Type or shape inference found a model it cannot type consistently.
+
+    ``problems`` lists every error found (strict mode reports all nodes), each naming the
+    node's index, name and op_type.  The only exception inference raises about a model.
+    """
+
+
+class NodeInferenceError(Exception):
+    """Raised by an operator's rule: the node's inputs or attributes are inconsistent.
+
+    The reference's ``fail_type_inference``/``fail_shape_inference``: recorded against
+    the node, and raised at the end only in strict mode.  ``kind`` is "type" or "shape".
+    """
+
+    def __init__(self, message: str, kind: str = "shape"):
+        super().__init__(message)
+        self.kind = kind
+
+    def __str__(self) -> str:
+        tag = "[TypeInferenceError] " if self.kind == "type" else "[ShapeInferenceError] "
+        return tag + self.args[0]
+
+
+class HardError(Exception):
+    """An error the reference raises whatever the mode (its non-inference runtime errors).
+
+    Examples: reading an input index the node does not have, a type-constraint failure
+    under ``check_type``, a node whose domain has no opset import.  The engine turns it
+    into `InferenceError` at once.
+    """
+
+
+def fail_type(*parts) -> NodeInferenceError:
+    return NodeInferenceError("".join(str(p) for p in parts), "type")
+
+
+def fail_shape(*parts) -> NodeInferenceError:
+    return NodeInferenceError("".join(str(p) for p in parts), "shape")

@@ -1,0 +1,6 @@
+"""Operator inference functions, one module per family; importing this registers them all."""
+
+from __future__ import annotations
+
+from .. import dataprop  # noqa: F401  (data-propagation functions register themselves)
+from . import elementwise, generator, indexing, shape_ops  # noqa: F401
