@@ -134,6 +134,45 @@ def propagate_elem(ctx, i: int, o: int) -> None:
         ctx.set_output(o, MapType(t.key, t.value))
 
 
+def propagate_elem_validated(src, dst):
+    """``propagateElemTypeWithValidation``: ``dst`` given ``src``'s element types (which must agree)."""
+    if src is None:
+        raise fail_type("Input type was null")
+    kind = type(src)
+    if kind is TensorType or kind is SparseTensorType:
+        elem = src.elem or 0
+        if elem == 0:
+            raise fail_type("Element type of tensor or sparse tensor input was unknown")
+        if dst is None or dst is UNSET:
+            return kind(elem, None)
+        if type(dst) is TensorType or type(dst) is SparseTensorType:
+            if dst.elem:
+                if dst.elem != elem:
+                    raise fail_type("Input element type of ", elem, " does not match existing output type of ",
+                                    dst.elem)
+                return dst
+            return dst.with_elem(elem)
+        raise fail_type("Output was expected to have tensor type. Got ", _case_num(dst))
+    if kind is SequenceType or kind is OptionalType:
+        if type(src) is not kind:
+            raise fail_type("Input was expected to have ", "sequence" if kind is SequenceType else "optional",
+                            " type. Got ", _case_num(src))
+        if src.elem is None:
+            raise fail_type("Element type of ", "sequence" if kind is SequenceType else "optional",
+                            " input was unknown")
+        inner = dst.elem if type(dst) is kind else None
+        return kind(propagate_elem_validated(src.elem, UNSET if inner is None else inner))
+    if kind is MapType:
+        if src.key is None:
+            raise fail_type("Key type of map input was unknown")
+        if src.value is None:
+            raise fail_type("Value type of map input was unknown")
+        inner = dst.value if type(dst) is MapType else None
+        return MapType(src.key, propagate_elem_validated(src.value, UNSET if inner is None else inner))
+    raise fail_type("Input was expected to have either tensor, sequence, optional or map type. Got ",
+                    _case_num(src))
+
+
 def set_output_elem(ctx, o: int, elem: int, kind=TensorType) -> None:
     """``updateOutputElemType`` / ``propagateElemTypeFromDtypeToOutput``."""
     out = ctx.output(o)

@@ -30,6 +30,7 @@ from collections import ChainMap
 
 from . import registry, schemas
 from .context import A_FLOAT, A_FLOATS, A_INT, A_INTS, A_SPARSE_TENSOR, A_TENSOR, InferenceContext, NodeView
+from ..errors import DecodeError
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
 from .symbols import SymbolTable, materialize
@@ -270,6 +271,8 @@ class Scope:
             raise NodeInferenceError(f"{node.describe()}: {exc}") from None
         except RecursionError:
             raise NodeInferenceError(f"{node.describe()}: nesting too deep") from None
+        except DecodeError:
+            raise  # malformed bytes met while reading the node: the codec's own error
         except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
             # A defect of ours, or input our rules did not foresee: never let it escape as
             # anything but our error (the tests report these as differences).

@@ -3,4 +3,5 @@
 from __future__ import annotations
 
 from .. import dataprop  # noqa: F401  (data-propagation functions register themselves)
-from . import conv, elementwise, generator, indexing, linalg, nn, reduction, shape_ops  # noqa: F401
+from . import (conv, controlflow, elementwise, generator, indexing, linalg, nn, reduction,  # noqa: F401
+               shape_ops)
