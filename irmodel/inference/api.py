@@ -7,7 +7,7 @@ import os
 from .engine import GraphRecord, Options, Run, Scope, Slot, function_id
 from .errors import HardError, InferenceError, NodeInferenceError
 from .symbols import SymbolTable
-from .types import type_from_proto, type_to_proto
+from .types import type_bytes, type_from_proto, type_to_proto, value_info_bytes
 
 MAX_MODEL_FUNCTIONS = 10000  # as the reference's checker: more is a malformed or hostile model
 
@@ -128,17 +128,22 @@ def _fresh_copy(model):
 
 
 def _write_back(records) -> None:
-    from ..messages import CLASSES  # noqa: PLC0415
-    vi_cls = CLASSES["ValueInfoProto"]
+    """Assign the changed types and append the new value_info entries.
+
+    New messages are opened over their serialized bytes (`types.value_info_bytes`), so
+    saving copies them as they are; nothing else of the graph is touched.
+    """
+    from ..io import loads  # noqa: PLC0415
     for rec in records:
         g = rec.graph
         for field, index, slot, original in rec.declared:
             if slot.type != original:
-                getattr(g, field)[index].type = type_to_proto(slot.type)
+                getattr(g, field)[index].type = loads(type_bytes(slot.type), "TypeProto")
         for (field, index), t in rec.assigned.items():
-            getattr(g, field)[index].type = type_to_proto(t)
+            getattr(g, field)[index].type = loads(type_bytes(t), "TypeProto")
         if rec.added:
-            g.value_info.extend([vi_cls(name=name, type=type_to_proto(slot.type)) for name, slot in rec.added])
+            g.value_info.extend([loads(value_info_bytes(name, slot.type), "ValueInfoProto")
+                                 for name, slot in rec.added])
 
 
 def infer_shapes_path(model_path, output_path=None, check_type: bool = False, strict_mode: bool = False,

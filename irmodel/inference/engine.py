@@ -135,9 +135,8 @@ class Scope:
             if key is not None:
                 self.record.assigned[key] = inferred
 
-    def _declare(self, field: str, index: int, vi) -> None:
-        if vi.HasField("type"):
-            t = type_from_proto(vi.type)
+    def _declare(self, field: str, index: int, vi, t) -> None:
+        if t is not None:
             slot = Slot(t)
             self.types[vi.name] = slot
             self.record.declared.append((field, index, slot, t))
@@ -150,21 +149,31 @@ class Scope:
     # -- a graph ---------------------------------------------------------------------------
     def process_graph(self, graph, binding=None, input_overrides=None) -> None:
         """Seed the types of ``graph`` and infer its nodes (``Process(GraphProto&)``)."""
+        declared = []  # (field, index, vi, type or None), each type read once
+        for field in ("value_info", "input", "output"):
+            for i, vi in enumerate(getattr(graph, field)):
+                if field == "input" and input_overrides is not None and i in input_overrides:
+                    declared.append((field, i, vi, input_overrides[i]))
+                else:
+                    declared.append((field, i, vi, type_from_proto(vi.type) if vi.HasField("type") else None))
         symbols = self.run.symbols
         if symbols is not None:
-            add_graph_symbols(graph, symbols)
-        for i, vi in enumerate(graph.value_info):
-            self._declare("value_info", i, vi)
-        for i, vi in enumerate(graph.input):
-            if input_overrides is not None and i in input_overrides:
-                t, original = input_overrides[i]
-                slot = Slot(t)
+            for _f, _i, _vi, t in declared:
+                if type(t) is tuple:
+                    t = t[0]
+                if t is not None:
+                    symbols.add_from_type(t)
+            for node in graph.node:
+                for a in node.attribute:
+                    if a.HasField("g"):
+                        add_graph_symbols(a.g, symbols)
+        for field, i, vi, t in declared:
+            if type(t) is tuple:  # a sub-graph input merged with the type its node gives
+                slot = Slot(t[0])
                 self.types[vi.name] = slot
-                self.record.declared.append(("input", i, slot, original))
+                self.record.declared.append((field, i, slot, t[1]))
             else:
-                self._declare("input", i, vi)
-        for i, vi in enumerate(graph.output):
-            self._declare("output", i, vi)
+                self._declare(field, i, vi, t)
         for tensor in graph.initializer:
             name = tensor.name
             t = TensorType(tensor.data_type, tuple(tensor.dims))

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from typing import Union
 
+from wirefmt import encode_varint
+
 Dim = Union[int, str, None]
 Shape = tuple  # tuple[Dim, ...]
 
@@ -295,6 +297,87 @@ def _fill(tp, t, c) -> None:
         if t.name is not None:
             sub.name = t.name
         tp.opaque_type = sub
+
+
+# -- serialized form ----------------------------------------------------------------------
+# Written straight to bytes (canonical protobuf: fields in number order) and opened as a
+# lazy message: the encoder then copies the bytes as they are.  Field numbers are those
+# of onnx.proto (TypeProto: tensor 1, sequence 4, map 5, opaque 7, sparse 8, optional 9;
+# Tensor/SparseTensor: elem_type 1, shape 2; Dimension: dim_value 1, dim_param 2;
+# ValueInfoProto: name 1, type 2).
+
+def _varint(n: int) -> bytes:
+    return encode_varint(n & 0xFFFFFFFFFFFFFFFF)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _shape_bytes(shape) -> bytes:
+    out = []
+    for d in shape:
+        if type(d) is int:
+            body = b"\x08" + _varint(d)
+        elif d is None:
+            body = b""
+        else:
+            text = (d if type(d) is str else str(d)).encode("utf-8")
+            body = _field(2, text)
+        out.append(_field(1, body))
+    return b"".join(out)
+
+
+_TYPE_CACHE: dict = {}
+
+
+def type_bytes(t) -> bytes:
+    """The serialized `TypeProto` of ``t`` (cached: models repeat a few types many times)."""
+    try:
+        return _TYPE_CACHE[t]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable dim kind would land here; encode without caching
+        return _type_bytes(t)
+    data = _type_bytes(t)
+    if len(_TYPE_CACHE) > 4096:
+        _TYPE_CACHE.clear()
+    _TYPE_CACHE[t] = data
+    return data
+
+
+def _type_bytes(t) -> bytes:
+    kind = type(t)
+    if kind is TensorType or kind is SparseTensorType:
+        body = b""
+        if t.elem is not None:
+            body += b"\x08" + _varint(t.elem)
+        if t.shape is not None:
+            body += _field(2, _shape_bytes(t.shape))
+        return _field(1 if kind is TensorType else 8, body)
+    if kind is SequenceType or kind is OptionalType:
+        body = b"" if t.elem is None else _field(1, _type_bytes(t.elem))
+        return _field(4 if kind is SequenceType else 9, body)
+    if kind is MapType:
+        body = b""
+        if t.key is not None:
+            body += b"\x08" + _varint(t.key)
+        if t.value is not None:
+            body += _field(2, _type_bytes(t.value))
+        return _field(5, body)
+    if kind is OpaqueType:
+        body = b""
+        if t.domain is not None:
+            body += _field(1, t.domain.encode("utf-8"))
+        if t.name is not None:
+            body += _field(2, t.name.encode("utf-8"))
+        return _field(7, body)
+    return b""
+
+
+def value_info_bytes(name: str, t) -> bytes:
+    """A serialized `ValueInfoProto` with ``name`` and type ``t``."""
+    return _field(1, name.encode("utf-8")) + _field(2, type_bytes(t))
 
 
 def format_type(t) -> str:
