@@ -1,0 +1,174 @@
+"""Lookup of operator schemas with onnx.defs' semantics, over the table loaded on first use.
+
+The table (opschemas.json next to this module) is read and parsed by the first call
+that needs it, never at import.  It is then indexed by (domain, op_type): each entry
+holds the since_versions in ascending order and, in step, either the raw record or the
+`OpSchema` made from it on its first request, so a lookup is a dict access and a
+bisect.  Two threads racing through the first load build equal tables and one of
+them is kept; nothing needs a lock.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from bisect import bisect_right
+
+from .opschema import OpSchema
+
+DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opschemas.json")
+
+# onnx takes the version as a C int: outside this range its bindings raise TypeError.
+_INT_MIN, _INT_MAX = -2**31, 2**31 - 1
+
+ONNX_DOMAIN = ""
+AI_ONNX_DOMAIN = "ai.onnx"
+ONNX_ML_DOMAIN = "ai.onnx.ml"
+AI_ONNX_PREVIEW_DOMAIN = "ai.onnx.preview"
+AI_ONNX_PREVIEW_TRAINING_DOMAIN = "ai.onnx.preview.training"
+
+
+class SchemaError(LookupError):
+    """No schema is registered for an operator at the version and domain asked for."""
+
+
+class _Table:
+    """The parsed data file: the per-domain opset ranges and the (domain, op) index."""
+
+    __slots__ = ("onnx_version", "domain_versions", "index")
+
+    def __init__(self, data: dict) -> None:
+        self.onnx_version: str = data["onnx_version"]
+        self.domain_versions: dict[str, tuple[int, int]] = {d: (r[0], r[1]) for d, r in data["domain_versions"].items()}
+        # (domain, name) -> [since_versions ascending, records or OpSchemas in step]
+        self.index: dict[tuple[str, str], tuple[list, list]] = {}
+        for record in data["schemas"]:  # sorted by domain, name, since_version
+            key = (record["domain"], record["name"])
+            entry = self.index.get(key)
+            if entry is None:
+                entry = self.index[key] = ([], [])
+            entry[0].append(record["since_version"])
+            entry[1].append(record)
+
+    def schema_at(self, entry: tuple, i: int) -> OpSchema:
+        item = entry[1][i]
+        if type(item) is dict:
+            item = entry[1][i] = OpSchema.from_record(item)
+        return item
+
+
+_table: _Table | None = None
+
+
+def _load() -> _Table:
+    global _table
+    if _table is None:
+        import json  # noqa: PLC0415  (only the first lookup pays for it)
+        with open(DATA_FILE, "rb") as f:
+            _table = _Table(json.loads(f.read()))
+    return _table
+
+
+def _arguments(op_type, max_inclusive_version, domain) -> tuple:
+    """``(op_type, version or None, domain)``, refusing the types onnx's bindings refuse.
+
+    As onnx's second overload ``get_schema(op_type, domain)``, a string in the version's
+    place is the domain.
+    """
+    if isinstance(max_inclusive_version, str):
+        if domain != "":
+            raise TypeError("get_schema(op_type, domain) takes the domain once")
+        max_inclusive_version, domain = None, max_inclusive_version
+    if not isinstance(op_type, str):
+        raise TypeError(f"op_type must be a str, not {type(op_type).__name__}")
+    if not isinstance(domain, str):
+        raise TypeError(f"domain must be a str, not {type(domain).__name__}")
+    if max_inclusive_version is not None:
+        try:
+            max_inclusive_version = operator.index(max_inclusive_version)
+        except TypeError:
+            raise TypeError("max_inclusive_version must be an int, not "
+                            f"{type(max_inclusive_version).__name__}") from None
+        if not _INT_MIN <= max_inclusive_version <= _INT_MAX:
+            raise TypeError(f"max_inclusive_version {max_inclusive_version} is outside the "
+                            "range of a C int, which onnx's bindings take")
+    return op_type, max_inclusive_version, domain
+
+
+def _find(op_type: str, version: int | None, domain: str) -> OpSchema | None:
+    table = _table or _load()
+    entry = table.index.get((domain, op_type))
+    if entry is None:
+        return None
+    i = len(entry[0]) - 1 if version is None else bisect_right(entry[0], version) - 1
+    return table.schema_at(entry, i) if i >= 0 else None
+
+
+def get_schema(op_type: str, max_inclusive_version: int | None = None,
+               domain: str = ONNX_DOMAIN) -> OpSchema:
+    """The schema of ``op_type`` with the largest since_version <= ``max_inclusive_version``.
+
+    ``None`` means the newest.  ``domain`` "" is ai.onnx; like onnx.defs, the spelling
+    "ai.onnx" is not looked up (see `normalize_domain`).  Raises `SchemaError` with
+    onnx's message when there is none.
+    """
+    op_type, version, domain = _arguments(op_type, max_inclusive_version, domain)
+    schema = _find(op_type, version, domain)
+    if schema is None:
+        at = "" if version is None else f" version '{version}'"
+        raise SchemaError(f"No schema registered for '{op_type}'{at} and domain '{domain}'!")
+    return schema
+
+
+def has_schema(op_type: str, max_inclusive_version: int | None = None,
+               domain: str = ONNX_DOMAIN) -> bool:
+    """True when `get_schema` with the same arguments would return a schema (``onnx.defs.has``)."""
+    return _find(*_arguments(op_type, max_inclusive_version, domain)) is not None
+
+
+def get_all_schemas_with_history() -> list[OpSchema]:
+    """Every version of every operator, sorted by domain, name and since_version."""
+    table = _table or _load()
+    return [table.schema_at(entry, i)
+            for _key, entry in sorted(table.index.items()) for i in range(len(entry[0]))]
+
+
+def get_all_schemas() -> list[OpSchema]:
+    """The newest version of every operator, sorted by domain and name."""
+    table = _table or _load()
+    return [table.schema_at(entry, len(entry[0]) - 1) for _key, entry in sorted(table.index.items())]
+
+
+def domain_version_range(domain: str) -> tuple[int, int] | None:
+    """``(min, max)`` opset version known for ``domain``, None for a domain onnx does not know.
+
+    The ranges are onnx's ``schema_version_map()`` (it lists ai.onnx.training, which
+    has no operators); "" is ai.onnx and, as there, "ai.onnx" is not a key.
+    """
+    return (_table or _load()).domain_versions.get(domain)
+
+
+def onnx_opset_version() -> int:
+    """The newest opset version of the ai.onnx domain."""
+    return (_table or _load()).domain_versions[ONNX_DOMAIN][1]
+
+
+def onnx_ml_opset_version() -> int:
+    """The newest opset version of the ai.onnx.ml domain."""
+    return (_table or _load()).domain_versions[ONNX_ML_DOMAIN][1]
+
+
+def reference_version() -> str:
+    """The onnx release the table was generated from."""
+    return (_table or _load()).onnx_version
+
+
+def normalize_domain(domain: str) -> str:
+    """"" for "ai.onnx", any other domain unchanged: the rule onnx's checker applies
+    to node and opset-import domains before it looks a schema up."""
+    return ONNX_DOMAIN if domain == AI_ONNX_DOMAIN else domain
+
+
+def is_onnx_domain(domain: str) -> bool:
+    """True for both spellings of the default domain, "" and "ai.onnx"."""
+    return domain == ONNX_DOMAIN or domain == AI_ONNX_DOMAIN
