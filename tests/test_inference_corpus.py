@@ -18,13 +18,9 @@ import warnings
 
 import pytest
 
-import onnx_defs_shim
-
-onnx_defs_shim.install()
-
-import irmodel  # noqa: E402
-from irmodel.inference import InferenceError, infer_shapes  # noqa: E402
-from irmodel.inference.coverage import missing_ops  # noqa: E402
+import irmodel
+from irmodel.inference import InferenceError, infer_shapes
+from irmodel.inference.coverage import missing_ops
 
 onnx = pytest.importorskip("onnx")
 
