@@ -3,5 +3,5 @@
 from __future__ import annotations
 
 from .. import dataprop  # noqa: F401  (data-propagation functions register themselves)
-from . import (conv, controlflow, elementwise, generator, indexing, linalg, nn, reduction,  # noqa: F401
-               shape_ops)
+from . import (conv, controlflow, elementwise, generator, image, indexing, linalg, nn,  # noqa: F401
+               quantization, recurrent, reduction, sequence, shape_ops)
