@@ -3,5 +3,5 @@
 from __future__ import annotations
 
 from .. import dataprop  # noqa: F401  (data-propagation functions register themselves)
-from . import (conv, controlflow, elementwise, generator, image, indexing, linalg, nn,  # noqa: F401
-               quantization, recurrent, reduction, sequence, shape_ops)
+from . import (attention, conv, controlflow, elementwise, generator, image, indexing, linalg,  # noqa: F401
+               nn, quantization, recurrent, reduction, sequence, shape_ops, signal, text)
