@@ -219,3 +219,97 @@ def _last_of_rank3(t):
     if type(t) is TensorType and t.shape is not None and len(t.shape) == 3 and type(t.shape[2]) is int:
         return t.shape[2]
     return None
+
+
+# -- FlexAttention (ai.onnx.preview) -------------------------------------------------------------
+
+_SOFTMAX_TYPES = (1, 10, 16, 11)  # float, float16, bfloat16, double
+
+
+def _declared(vi):
+    from ..types import type_from_proto  # noqa: PLC0415
+    return type_from_proto(vi.type) if vi.HasField("type") else None
+
+
+def _check_modifier(a, name: str, expected: int) -> None:
+    """A score/prob modifier graph: one rank-4 input and output of the softmax element type."""
+    if a is None:
+        return
+    if not a.HasField("g"):
+        raise fail_shape("Attribute ", name, " must be a graph.")
+    g = a.g
+    inputs, outputs = list(g.input), list(g.output)
+    if len(inputs) != 1:
+        raise fail_shape("Attribute ", name, " expected 1 input but graph has ", len(inputs), ".")
+    if len(outputs) != 1:
+        raise fail_shape("Attribute ", name, " must have exactly one output.")
+    tin, tout = _declared(inputs[0]), _declared(outputs[0])
+    if type(tin) is TensorType and (tin.elem or 0) != expected:
+        raise fail_shape("Attribute ", name, " input(0) type mismatch. Expected ", expected, ", got ", tin.elem or 0,
+                         ".")
+    if tout is not None:
+        if type(tout) is not TensorType:
+            raise fail_shape("Attribute ", name, " output must be a tensor.")
+        if (tout.elem or 0) != expected:
+            raise fail_shape("Attribute ", name, " output type mismatch. Expected ", expected, ", got ",
+                             tout.elem or 0, ".")
+    if type(tin) is TensorType and tin.shape is not None and len(tin.shape) != 4:
+        raise fail_shape("Attribute ", name, " input must be rank-4 tensor when shape is specified.")
+    if type(tout) is TensorType and tout.shape is not None and len(tout.shape) != 4:
+        raise fail_shape("Attribute ", name, " output must be rank-4 tensor when shape is specified.")
+    if type(tin) is TensorType and type(tout) is TensorType:
+        for a_dim, b_dim in zip(tin.shape or (), tout.shape or ()):
+            if type(a_dim) is int and type(b_dim) is int and a_dim != b_dim:
+                raise fail_shape("Attribute ", name, " output shape must match input shape when specified.")
+
+
+@infers("FlexAttention", 1, domain="ai.onnx.preview")
+def flex_attention(ctx) -> None:
+    from ..merge import merge_in_dim  # noqa: PLC0415
+    if ctx.num_inputs < 3:
+        raise fail_type("FlexAttention requires query, key, and value inputs.")
+    q, k, v = ctx.input_type(0), ctx.input_type(1), ctx.input_type(2)
+    if q is None or k is None or v is None:
+        return
+    if type(q) is not TensorType or type(k) is not TensorType or type(v) is not TensorType:
+        raise fail_type("Inputs 0, 1, and 2 are required tensor types.")
+    qe, ke, ve = q.elem or 0, k.elem or 0, v.elem or 0
+    if qe != ke or qe != ve:
+        raise fail_type("Inputs query, key, and value must have the same element type.")
+    out = ctx.output(0)
+    ctx.set_output(0, TensorType(qe, out.shape if type(out) is TensorType else None))
+    qs, ks, vs = q.shape or (), k.shape or (), v.shape or ()
+    if len(qs) != 4 or len(ks) != 4 or len(vs) != 4:
+        raise fail_shape("FlexAttention requires rank-4 inputs: Q (B, Hq, L, Dqk), K (B, Hkv, S, Dqk), "
+                         "V (B, Hkv, S, Dv).")
+
+    def both(a, b):
+        return type(a) is int and type(b) is int
+
+    if both(ks[1], vs[1]) and ks[1] != vs[1]:
+        raise fail_shape("Key and value must share the same head dimension.")
+    if both(ks[2], vs[2]) and ks[2] != vs[2]:
+        raise fail_shape("Key and value must share the same sequence length.")
+    if both(qs[3], ks[3]) and qs[3] != ks[3]:
+        raise fail_shape("Query and key must share the same embedding dimension.")
+    if both(qs[1], ks[1]):
+        hq, hkv = qs[1], ks[1]
+        if hq != hkv and (hkv <= 0 or D.trunc_rem(hq, hkv) != 0):
+            raise fail_shape("q_num_heads must be a multiple of kv_num_heads when they differ.")
+    shape = [qs[0], qs[1], qs[2], vs[3]]
+    shape[0] = merge_in_dim(ks[0], shape[0], 0)
+    shape[0] = merge_in_dim(vs[0], shape[0], 0)
+    if both(qs[1], ks[1]) and qs[1] == ks[1]:
+        shape[1] = merge_in_dim(ks[1], shape[1], 1)
+    ctx.set_output(0, TensorType(qe, tuple(shape)))
+    precision = ctx.attr("softmax_precision")
+    softmax = _int32(precision.i) if precision is not None else (11 if qe == 11 else 1)
+    if softmax not in _SOFTMAX_TYPES:
+        raise fail_type("softmax_precision must be specified when inputs are not float/float16/bfloat16/double.")
+    _check_modifier(ctx.attr("score_mod"), "score_mod", softmax)
+    _check_modifier(ctx.attr("prob_mod"), "prob_mod", softmax)
+
+
+def _int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= (1 << 31) else v
