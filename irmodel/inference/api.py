@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .engine import GraphRecord, Options, Run, Scope, Slot, function_id
-from .errors import HardError, InferenceError, NodeInferenceError
+from .errors import FatalError, HardError, InferenceError, NodeInferenceError
 from .symbols import SymbolTable
 from .types import type_bytes, type_from_proto, type_to_proto, value_info_bytes
 
@@ -27,7 +27,7 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
         run = _run_model(m, opts)
     except NodeInferenceError as exc:
         raise InferenceError([str(exc)]) from None
-    except HardError as exc:
+    except (HardError, FatalError) as exc:
         raise InferenceError([str(exc)]) from None
     except RecursionError:
         raise InferenceError(["model nested too deeply"]) from None
@@ -196,7 +196,7 @@ def infer_node_outputs(schema, node, input_types: dict, input_data: dict | None 
         if fn is not None:
             fn(ctx)
         check_input_output_types(schema, ctx)
-    except (NodeInferenceError, HardError) as exc:
+    except (NodeInferenceError, HardError, FatalError) as exc:
         raise InferenceError([str(exc)]) from None
     from .types import UNSET  # noqa: PLC0415
     return {name: type_to_proto(UNSET if t is None else t) for name, t in zip(node.output, ctx.outputs)}

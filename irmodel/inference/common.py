@@ -11,7 +11,7 @@ from . import dims as D
 from .context import A_INTS
 from .errors import fail_shape, fail_type
 from .types import (UNSET, MapType, OptionalType, SequenceType, SparseTensorType, TensorType,
-                    case_name, dim_param_text)
+                    dim_param_text)
 
 MAX_RANK = 1024  # kMaxMaterializedRank: the largest rank materialised from a value
 
@@ -196,9 +196,10 @@ def propagate_elem_from_attr(ctx, name: str, o: int, default: int = 0) -> None:
     if not a.HasField("i"):
         raise fail_type("Attribute ", name, " should be of integer type and specify a type in ",
                         ctx.display_name(), ".")
-    if not is_valid_data_type(a.i):
+    code = D.int32(a.i)  # the reference casts the int64 to its (32-bit) enum first
+    if not is_valid_data_type(code):
         raise fail_type("Attribute ", name, " does not specify a valid type in ", ctx.display_name(), ".")
-    set_output_elem(ctx, o, a.i)
+    set_output_elem(ctx, o, code)
 
 
 def is_valid_data_type(code: int) -> bool:

@@ -131,7 +131,7 @@ def _axis_is_zero(ctx, default_zero: bool = False) -> bool:
         if default_zero:
             return True
         raise fail_shape("Required attribute axis is missing")
-    axis = _to_int32(a.i)
+    axis = D.int32(a.i)
     if axis >= 0:
         return axis == 0
     t = ctx.input_type(0)
@@ -141,12 +141,6 @@ def _axis_is_zero(ctx, default_zero: bool = False) -> bool:
     if axis < -rank or axis >= rank:
         raise fail_shape("axis must be in [-rank, rank-1].")
     return axis + rank == 0
-
-
-def _to_int32(v: int) -> int:
-    """``static_cast<int>``: the low 32 bits, signed."""
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v
 
 
 @propagates("Concat", 13)
@@ -193,6 +187,8 @@ def _has_shape(t) -> bool:
 
 @propagates("Shape", 1)
 def _shape(ctx) -> None:
+    if ctx.num_inputs < 1:
+        return
     t = ctx.input_type(0)
     if not _has_shape(t):
         return
@@ -202,6 +198,8 @@ def _shape(ctx) -> None:
 
 @propagates("Shape", 15)
 def _shape15(ctx) -> None:
+    if ctx.num_inputs < 1:
+        return
     t = ctx.input_type(0)
     if not _has_shape(t):
         return

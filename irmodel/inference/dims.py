@@ -24,6 +24,12 @@ def wrap64(v: int) -> int:
     return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
 
 
+def int32(v: int) -> int:
+    """``static_cast<int>`` of an int64, as the reference narrows axes and counts: the low 32 bits."""
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= (1 << 31) else v
+
+
 def checked_mul(a: int, b: int) -> int:
     r = a * b
     if r < INT64_MIN or r > INT64_MAX:

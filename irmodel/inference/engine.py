@@ -34,7 +34,7 @@ from ..errors import DecodeError
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
 from .symbols import SymbolTable, materialize
-from .tensordata import FLOAT, INT64, ConstTensor, const_from_ints, is_small
+from .tensordata import FLOAT, ConstTensor, const_from_ints, is_small
 from .types import UNSET, SparseTensorType, TensorType, type_from_proto
 
 MAX_CALL_DEPTH = 100  # nested function calls (model-local functions and schema bodies)

@@ -38,6 +38,12 @@ class HardError(Exception):
     """
 
 
+class FatalError(Exception):
+    """An error that ends inference wherever it happens (the reference's logic errors,
+    e.g. an element type with no type-string name under ``check_type``): not recorded
+    against a node, not caught by an enclosing node, raised as `InferenceError`."""
+
+
 def fail_type(*parts) -> NodeInferenceError:
     return NodeInferenceError("".join(str(p) for p in parts), "type")
 

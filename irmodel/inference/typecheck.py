@@ -24,11 +24,21 @@ def _allowed(schema, param) -> frozenset:
     return frozenset((type_string(parse_type_string(param.type_str)),))
 
 
+# Schemas that allow only some counts inside [min, max] (the reference's NumOutputs({...})).
+# Not part of the schema data yet: the facts, from onnx/defs/nn.
+_ALLOWED_OUTPUT_COUNTS = {("", "BatchNormalization", v): c for v, c in
+                          ((1, {1, 5}), (6, {1, 5}), (7, {1, 5}), (9, {1, 5}), (14, {1, 3}), (15, {1, 3}))}
+
+
 def _verify_count(schema, n: int, what: str, node_name: str = "") -> None:
     lo, hi = (schema.min_input, schema.max_input) if what == "input" else (schema.min_output, schema.max_output)
+    prefix = f"Node ({node_name})" if node_name else "Node"
     if n < lo or n > hi:
-        prefix = f"Node ({node_name})" if node_name else "Node"
         raise HardError(f"{prefix} has {what} size {n} not in range [min={lo}, max={hi}].")
+    if what == "output":
+        allowed = _ALLOWED_OUTPUT_COUNTS.get((schema.domain, schema.name, schema.since_version))
+        if allowed is not None and n not in allowed:
+            raise HardError(f"{prefix} has output size {n} not in allowed output sizes.")
 
 
 def check_input_output_types(schema, ctx) -> None:

@@ -7,7 +7,7 @@ reference does.
 
 from __future__ import annotations
 
-from .errors import HardError
+from .errors import FatalError
 from .types import (UNSET, MapType, OpaqueType, OptionalType, SequenceType, SparseTensorType,
                     TensorType)
 
@@ -16,7 +16,7 @@ ELEM_NAMES = {
     9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 14: "complex64",
     15: "complex128", 16: "bfloat16", 17: "float8e4m3fn", 18: "float8e4m3fnuz", 19: "float8e5m2",
     20: "float8e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4e2m1", 24: "float8e8m0", 25: "uint2",
-    26: "int2",
+    26: "int2", 27: "float6e2m3", 28: "float6e3m2",
 }
 ELEM_CODES = {v: k for k, v in ELEM_NAMES.items()}
 
@@ -35,7 +35,7 @@ def elem_name_or_code(code) -> str:
 def _data_type_string(code) -> str:
     name = ELEM_NAMES.get(code or 0)
     if name is None:
-        raise HardError(f"Invalid tensor data type {code or 0}.")
+        raise FatalError(f"Invalid tensor data type {code or 0}.")
     return name
 
 
@@ -59,7 +59,7 @@ def type_string(t) -> str:
         if t.name:
             inner += t.name
         return f"opaque({inner})"
-    raise HardError("Unsupported type proto value case:0")
+    raise FatalError("Unsupported type proto value case:0")
 
 
 def _strip_parens(s: str) -> str:
@@ -103,5 +103,5 @@ def parse_type_string(s: str):
 def _code(name: str) -> int:
     code = ELEM_CODES.get(name)
     if code is None:
-        raise HardError(f"Received invalid data type string '{name}'.")
+        raise FatalError(f"Received invalid data type string '{name}'.")
     return code

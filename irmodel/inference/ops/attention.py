@@ -303,13 +303,8 @@ def flex_attention(ctx) -> None:
         shape[1] = merge_in_dim(ks[1], shape[1], 1)
     ctx.set_output(0, TensorType(qe, tuple(shape)))
     precision = ctx.attr("softmax_precision")
-    softmax = _int32(precision.i) if precision is not None else (11 if qe == 11 else 1)
+    softmax = D.int32(precision.i) if precision is not None else (11 if qe == 11 else 1)
     if softmax not in _SOFTMAX_TYPES:
         raise fail_type("softmax_precision must be specified when inputs are not float/float16/bfloat16/double.")
     _check_modifier(ctx.attr("score_mod"), "score_mod", softmax)
     _check_modifier(ctx.attr("prob_mod"), "prob_mod", softmax)
-
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v

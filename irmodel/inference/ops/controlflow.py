@@ -8,6 +8,7 @@ them), and the node's outputs combine what the sub-graphs produced.
 from __future__ import annotations
 
 from .. import common as C
+from .. import dims as D
 from ..errors import fail_shape, fail_type
 from ..merge import merge_in_dim, merge_in_shape, union, union_shape_into
 from ..registry import infers
@@ -144,11 +145,6 @@ def _axis(attrib: str, axis: int, rank: int) -> int:
     return axis if axis >= 0 else axis + rank
 
 
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v
-
-
 @infers("Scan", 9)
 def scan9(ctx) -> None:
     n = ctx.num_inputs
@@ -191,7 +187,7 @@ def scan9(ctx) -> None:
                 C.propagate_shape(ctx, i, i)
             body_inputs.append(t)
         elif has_shape:
-            axis = _axis("scan_input_axes", _int32(axes[i - n_state]), len(t.shape))
+            axis = _axis("scan_input_axes", D.int32(axes[i - n_state]), len(t.shape))
             seq_len = merge_in_dim(t.shape[axis], seq_len, 1)
             body_inputs.append(TensorType(t.elem, t.shape[:axis] + t.shape[axis + 1:]))
         else:
@@ -216,7 +212,7 @@ def scan9(ctx) -> None:
             target = TensorType(sub.elem if sub.elem is not None else 0, target.shape)
             if sub.shape is not None:
                 rank = len(sub.shape)
-                oa = _axis("scan_output_axes", _int32(out_axes[i - n_state]), rank + 1)
+                oa = _axis("scan_output_axes", D.int32(out_axes[i - n_state]), rank + 1)
                 inferred = tuple(sub.shape[:oa]) + (seq_len,) + tuple(sub.shape[oa:])
                 target = TensorType(target.elem, merge_in_shape(inferred, target.shape))
         ctx.set_output(i, target)

@@ -310,7 +310,7 @@ def max_unpool(ctx) -> None:
             os = C.input_shape(ctx, 2)
             if len(os) != 1:
                 raise fail_type("'output_shape' must be rank 1 tensor.")
-            if type(os[0]) is int and _int32(os[0]) != len(shape):
+            if type(os[0]) is int and D.int32(os[0]) != len(shape):
                 raise fail_shape("'output_shape' must have same number of elements as the shape of input tensor X.")
         return
     if not C.has_input_shape(ctx, 1):
@@ -331,11 +331,6 @@ def max_unpool(ctx) -> None:
         v = D.checked_sub(v, pads[i + k])
         out.append(v)
     set_tensor_shape(ctx, 0, out)
-
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v
 
 
 # -- ConvTranspose ---------------------------------------------------------------------------------------

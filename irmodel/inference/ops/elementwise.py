@@ -8,6 +8,7 @@ element type and the broadcast of two shapes; a boolean output with the broadcas
 from __future__ import annotations
 
 from .. import common as C
+from .. import dims as D
 from ..errors import fail_shape
 from ..merge import merge_in_shape
 from ..registry import infers, no_inference
@@ -136,16 +137,11 @@ def _softmax(default_axis: int):
         if r == 0:
             raise fail_shape("Input rank must be >= 1 for ", name.lower() if default_axis == 1 else name, ".")
         axis = C.attr_int(ctx, "axis", default_axis)
-        axis = _int32(axis)
+        axis = D.int32(axis)
         if axis < -r or axis >= r:
             raise fail_shape("'axis' must be in [", -r, " , ", r - 1, "]. Its actual value is: ", axis)
         C.propagate_shape(ctx, 0, 0)
     return infer
-
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v
 
 
 infers(("Softmax", "LogSoftmax", "Hardmax"), 11)(_softmax(1))

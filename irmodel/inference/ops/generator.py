@@ -9,7 +9,7 @@ import struct
 
 from .. import common as C
 from ..context import A_INTS, A_SPARSE_TENSOR, A_TENSOR
-from ..errors import HardError, fail_shape, fail_type
+from ..errors import FatalError, fail_shape, fail_type
 from ..registry import infers
 from ..tensordata import DOUBLE, FLOAT, INT32, INT64
 from ..types import TensorType
@@ -32,7 +32,7 @@ def scalar_value(tensor) -> float:
         raise fail_shape("Unsupported input data type of ", code)
     values = tensor.values(code)
     if not values:
-        raise HardError("vector::_M_range_check: the tensor has no value")
+        raise FatalError("vector::_M_range_check: the tensor has no value")
     return values[0]
 
 

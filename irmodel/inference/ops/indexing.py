@@ -8,13 +8,12 @@ from __future__ import annotations
 from .. import common as C
 from .. import dims as D
 from ..dataprop import ceil_div_float, slice_bounds
-from ..errors import fail_shape, fail_type
+from ..errors import HardError, fail_shape, fail_type
 from ..merge import merge_in_dim
 from ..registry import infers, no_inference
 from ..tensordata import DOUBLE, FLOAT, INT32, INT64
 from ..types import TensorType
 from .elementwise import set_tensor_shape, tensor_shape
-from .shape_ops import int32, tensor_type_shape
 
 INT64_T = 7
 
@@ -31,7 +30,7 @@ def _concat(checked_axis: bool):
         a = ctx.attr("axis")
         if a is None:
             raise fail_shape("Required attribute axis is missing")
-        axis = int32(a.i)
+        axis = D.int32(a.i)
         if checked_axis:
             if axis < -rank or axis >= rank:
                 raise fail_shape("axis must be in [-rank, rank-1].")
@@ -89,7 +88,7 @@ def _split(version: int):
             return
         shape = tensor_shape(ctx, 0)
         rank = len(shape)
-        axis = int32(C.attr_int(ctx, "axis", 0))
+        axis = D.int32(C.attr_int(ctx, "axis", 0))
         if axis < -rank or axis >= rank:
             raise fail_type("Invalid value of attribute 'axis'. Rank=", rank, " Value=", axis)
         if axis < 0:
@@ -98,7 +97,7 @@ def _split(version: int):
             for i in range(n_out):
                 _set_split_output(ctx, i, shape, axis, None)
             return
-        total = int32(shape[axis])
+        total = D.int32(shape[axis])
         given = None  # the split sizes from an attribute or an input
         if version >= 18:
             num_outputs = ctx.attr("num_outputs")
@@ -130,11 +129,16 @@ def _split(version: int):
             k = num_outputs.i
             if k < 1:
                 raise fail_shape("Attribute `num_outputs` value cannot be lower than 1")
+            # Only the sizes of the outputs the node has are needed: never allocate by `k`.
             if D.trunc_rem(total, k) == 0:
-                split = [int32(D.trunc_div(total, k))] * k
+                split = [D.int32(D.trunc_div(total, k))] * min(k, n_out)
             else:
-                chunk = int32(D.trunc_div(total, k) + 1)
-                split = [chunk] * (k - 1) + [int32(total - chunk * (k - 1))]
+                chunk = D.int32(D.trunc_div(total, k) + 1)
+                split = [chunk] * min(k - 1, n_out)
+                if len(split) < n_out:
+                    split.append(D.int32(total - chunk * (k - 1)))
+            if len(split) < n_out:
+                raise HardError("Split: num_outputs is smaller than the number of outputs")
         else:
             if n_out == 0:
                 raise fail_shape("Split needs at least one output")
@@ -178,7 +182,8 @@ def slice1(ctx) -> None:
         return
     shape = tensor_shape(ctx, 0)
     if any(a < 0 for a in axes):
-        set_tensor_shape(ctx, 0, [None] * len(shape))
+        if shape:  # the reference only adds dims (no shape at all for rank 0)
+            set_tensor_shape(ctx, 0, [None] * len(shape))
         return
     out = []
     j = 0
@@ -225,7 +230,8 @@ def _slice(version: int):
         shape = tensor_shape(ctx, 0)
         rank = len(shape)
         if starts_t is None or ends_t is None or (has_axes and axes_t is None) or (has_steps and steps_t is None):
-            set_tensor_shape(ctx, 0, [None] * rank)
+            if rank:  # the reference only adds dims (no shape at all for rank 0)
+                set_tensor_shape(ctx, 0, [None] * rank)
             return
         if not starts_t.proto.HasField("data_type"):
             return
@@ -300,10 +306,10 @@ def gather(ctx) -> None:
         return
     data = tensor_shape(ctx, 0)
     indices = tensor_shape(ctx, 1)
-    r, q = len(data), len(indices)
+    r = len(data)
     if r < 1:
         raise fail_shape("data tensor must have rank >= 1")
-    axis = int32(C.attr_int(ctx, "axis", 0))
+    axis = D.int32(C.attr_int(ctx, "axis", 0))
     if axis < -r or axis >= r:
         raise fail_shape("axis must be in [-r, r-1]")
     if axis < 0:
@@ -337,7 +343,7 @@ def _gather_nd(with_batch: bool):
         if last > len(data):
             raise fail_shape("Last dimension of `indices` input tensor in GatherND op must not be larger than the "
                              "rank of `data` tensor")
-        start = max(int32(last), 0)
+        start = max(D.int32(last), 0)
         set_tensor_shape(ctx, 0, list(indices[:-1]) + list(data[start:]))
     return infer
 
@@ -476,7 +482,7 @@ def compress(ctx) -> None:
         if r < 1:
             raise fail_shape("Indices tensor must have rank >= 1")
         if a is not None:
-            axis = int32(a.i)
+            axis = D.int32(a.i)
             if axis < -r or axis >= r:
                 raise fail_shape("'axis' must be in [-rank(indices), rank(indices)-1]")
             if axis < 0:
@@ -528,7 +534,7 @@ def _onehot(version: int):
             if r < 1:
                 raise fail_shape("Indices tensor must have rank >= 1")
             out_rank = r + 1
-            axis = int32(C.attr_int(ctx, "axis", -1))
+            axis = D.int32(C.attr_int(ctx, "axis", -1))
             if axis < -out_rank or axis >= out_rank:
                 raise fail_shape("'axis' must be in [-rank(indices)-1, rank(indices)]")
             if axis < 0:
@@ -562,7 +568,7 @@ def unique(ctx) -> None:
         current = C.output_shape(ctx, 0) or ()
         set_tensor_shape(ctx, 0, tuple(current) + (None,))
         return
-    axis = int32(a.i)
+    axis = D.int32(a.i)
     shape = x.shape if type(x) is TensorType else None
     if shape is None:
         return

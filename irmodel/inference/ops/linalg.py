@@ -7,7 +7,6 @@ from .. import dims as D
 from ..errors import fail_shape
 from ..registry import infers, no_inference
 from ..tensordata import INT64
-from ..types import TensorType
 from .elementwise import set_tensor_shape, tensor_shape
 
 
@@ -51,18 +50,13 @@ def gemm6(ctx) -> None:
         set_tensor_shape(ctx, 0, tuple(current) + (a[1 if ta else 0], b[0 if tb else 1]))
     elif C.has_input_shape(ctx, 2):
         bc = ctx.attr("broadcast")
-        if bc is None or _int32(bc.i) == 0:
+        if bc is None or D.int32(bc.i) == 0:
             set_tensor_shape(ctx, 0, tensor_shape(ctx, 2))
-
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v
 
 
 def _flag(ctx, name: str) -> bool:
     a = ctx.attr(name)
-    return a is not None and _int32(a.i) != 0
+    return a is not None and D.int32(a.i) != 0
 
 
 @infers("Gemm", 7)

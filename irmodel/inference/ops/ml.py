@@ -278,7 +278,7 @@ def tree_ensemble(ctx) -> None:
     if elem != splits.t.data_type:
         raise fail_shape("Attribute 'nodes_splits' must have same type as input. Input type is ", elem,
                          " and attribute type is ", splits.t.data_type)
-    length = _int32(splits.t.dims[0])
+    length = D.int32(splits.t.dims[0])
     for name, code, required in (("nodes_featureids", INT64, True), ("nodes_hitrates", FLOAT, False),
                                  ("nodes_modes", UINT8, True), ("nodes_truenodeids", INT64, True),
                                  ("nodes_falsenodeids", INT64, True), ("nodes_trueleafs", INT64, True),
@@ -308,11 +308,6 @@ def tree_ensemble(ctx) -> None:
     e = D.unify_value(None, a.i) if a is not None else None
     C.set_output_elem(ctx, 0, elem)
     C.set_output_shape(ctx, 0, (n, e))
-
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v
 
 
 @infers("ZipMap", 1, domain=ML)

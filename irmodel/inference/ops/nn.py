@@ -38,7 +38,7 @@ def batch_norm14(ctx) -> None:
     for i in range(1, 5):
         channels = C.unify_input_dim(ctx, i, 0, channels)
     mode = ctx.attr("training_mode")
-    if mode is not None and _int32(mode.i) != 0:
+    if mode is not None and D.int32(mode.i) != 0:
         if ctx.num_outputs != 3:
             raise fail_shape("This number of op outputs should be 3 when Training_mode = True, but it is not.")
     elif ctx.num_outputs != 1:
@@ -49,11 +49,6 @@ def batch_norm14(ctx) -> None:
         if ctx.num_outputs > 2:
             C.propagate_elem(ctx, 4, 2)
             C.set_output_shape(ctx, 2, (channels,))
-
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v
 
 
 @infers("Dropout", 10)
@@ -97,7 +92,7 @@ def _norm_axis(ctx, rank: int) -> int:
 def layer_norm(ctx) -> None:
     C.propagate_shape_and_type(ctx)
     a = ctx.attr("stash_type")
-    stash = _int32(a.i) if a is not None else 1
+    stash = D.int32(a.i) if a is not None else 1
     for o in (1, 2):
         if ctx.num_outputs > o:
             out = ctx.output(o)
@@ -105,7 +100,7 @@ def layer_norm(ctx) -> None:
     if not C.has_n_input_shapes(ctx, 1):
         return
     shape = C.input_shape(ctx, 0)
-    axis = _norm_axis(ctx, len(shape))
+    axis = D.int32(_norm_axis(ctx, len(shape)))  # the reference loops from static_cast<int>(axis)
     reduced = tuple(1 if d >= axis else dim for d, dim in enumerate(shape))
     for o in (1, 2):
         if ctx.num_outputs > o:

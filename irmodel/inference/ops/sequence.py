@@ -9,6 +9,7 @@ defaults (element type 0, no shape) the same way.
 from __future__ import annotations
 
 from .. import common as C
+from .. import dims as D
 from ..errors import fail_shape, fail_type
 from ..merge import union_shape_into
 from ..registry import infers
@@ -52,13 +53,8 @@ def sequence_empty(ctx) -> None:
     if a is not None:
         if not a.HasField("i"):
             raise fail_type("Attribute dtype should be of integer type and specify a type.")
-        elem = _int32(a.i)
+        elem = D.int32(a.i)
     ctx.set_output(0, SequenceType(TensorType(elem, None)))
-
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v
 
 
 @infers("SequenceConstruct", 11)
@@ -122,9 +118,9 @@ def concat_from_sequence(ctx) -> None:
     a = ctx.attr("axis")
     if a is None:
         raise fail_shape("Required attribute axis is missing")
-    axis = _int32(a.i)
+    axis = D.int32(a.i)
     na = ctx.attr("new_axis")
-    new_axis = _int32(na.i) if na is not None else 0
+    new_axis = D.int32(na.i) if na is not None else 0
     shape = elem_t.shape or ()
     rank = len(shape)
     if new_axis not in (0, 1):
@@ -153,7 +149,7 @@ def split_to_sequence(ctx) -> None:
         return
     shape = _tensor(t).shape or ()
     r = len(shape)
-    axis = _int32(C.attr_int(ctx, "axis", 0))
+    axis = D.int32(C.attr_int(ctx, "axis", 0))
     if axis < -r or axis > r - 1:
         raise fail_shape("Invalid value of attribute 'axis'. Rank=", r, " Value=", axis)
     if axis < 0:

@@ -16,12 +16,6 @@ from .elementwise import set_tensor_shape, tensor_shape
 INT64_T = 7
 
 
-def int32(v: int) -> int:
-    """``static_cast<int>`` of an int64."""
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v
-
-
 def tensor_type_shape(ctx, i: int):
     """``getInputType(i)->tensor_type()``'s shape, or None when it has none."""
     t = ctx.input_type(i)
@@ -60,7 +54,7 @@ def bit_cast(ctx) -> None:
         to = ctx.attr("to")
         if to is not None:
             bi = _BITS.get(t.elem or 0, 0)
-            bo = _BITS.get(int32(to.i), 0)
+            bo = _BITS.get(D.int32(to.i), 0)
             if bi and bo and bi != bo:
                 raise fail_shape("BitCast requires input and output types to have the same bit-width, but input "
                                  "type has ", bi, " bits and output type has ", bo, " bits.")
@@ -209,7 +203,7 @@ def _flatten(negative_axes: bool):
             return
         shape = C.input_shape(ctx, 0)
         rank = len(shape)
-        axis = int32(C.attr_int(ctx, "axis", 1))
+        axis = D.int32(C.attr_int(ctx, "axis", 1))
         if negative_axes and axis < 0:
             axis += rank
         if axis > rank or axis < 0:

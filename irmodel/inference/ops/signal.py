@@ -53,7 +53,7 @@ def dft17(ctx) -> None:
         return
     shape = C.input_shape(ctx, 0)
     out = list(shape)
-    axis = _int32(C.attr_int(ctx, "axis", 1))
+    axis = D.int32(C.attr_int(ctx, "axis", 1))
     rank = len(shape)
     if rank < 2:
         raise fail_shape("input tensor must have rank >= 2, including the complex dimension.")
@@ -73,11 +73,6 @@ def dft17(ctx) -> None:
     elif onesided:
         out[idx] = _onesided_length(out[idx], inverse)
     _finish(ctx, out, onesided, inverse)
-
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= (1 << 31) else v
 
 
 @infers("DFT", 20)
