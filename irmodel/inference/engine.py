@@ -157,13 +157,15 @@ class Scope:
                 else:
                     declared.append((field, i, vi, type_from_proto(vi.type) if vi.HasField("type") else None))
         symbols = self.run.symbols
+        nodes = graph.node
         if symbols is not None:
             for _f, _i, _vi, t in declared:
                 if type(t) is tuple:
                     t = t[0]
                 if t is not None:
                     symbols.add_from_type(t)
-            for node in graph.node:
+            nodes = list(nodes)  # read once: the same views serve the pass below
+            for node in nodes:
                 for a in node.attribute:
                     if a.HasField("g"):
                         add_graph_symbols(a.g, symbols)
@@ -186,7 +188,7 @@ class Scope:
             t = SparseTensorType(values.data_type, tuple(sparse.dims))
             self.sparse_data[name] = sparse
             self._seed_initializer(name, t)
-        for index, node in enumerate(graph.node):
+        for index, node in enumerate(nodes):
             self.process_node(NodeView(node, index, binding))
 
     def _seed_initializer(self, name: str, t) -> None:
