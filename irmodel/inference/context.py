@@ -16,6 +16,12 @@ A_FLOAT, A_INT, A_STRING, A_TENSOR, A_GRAPH, A_FLOATS, A_INTS, A_STRINGS = 1, 2,
 A_TENSORS, A_GRAPHS, A_SPARSE_TENSOR, A_SPARSE_TENSORS, A_TYPE_PROTO, A_TYPE_PROTOS = 9, 10, 11, 12, 13, 14
 
 
+def text(v) -> str:
+    """A string field as text: one holding invalid UTF-8 (the decoder gives ``bytes``) keeps
+    its bytes as surrogate escapes, so it names nothing known and round-trips unchanged."""
+    return v.decode("utf-8", "surrogateescape") if type(v) is bytes else v
+
+
 class NodeView:
     """A node as inference reads it: names, inputs, outputs, attributes by name.
 
@@ -30,10 +36,10 @@ class NodeView:
 
     def __init__(self, proto, index: int, binding=None):
         self.proto = proto
-        self.op_type = proto.op_type
-        self.domain = proto.domain
-        self.name = proto.name
-        self.overload = proto.overload
+        self.op_type = text(proto.op_type)
+        self.domain = text(proto.domain)
+        self.name = text(proto.name)
+        self.overload = text(proto.overload)
         self.inputs = list(proto.input)
         self.outputs = list(proto.output)
         self.index = index

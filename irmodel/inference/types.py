@@ -204,7 +204,8 @@ def shape_from_proto(shape_msg) -> Shape:
         if which == "dim_value":
             dims.append(d.dim_value)
         elif which == "dim_param":
-            dims.append(d.dim_param)
+            p = d.dim_param
+            dims.append(p.decode("utf-8", "surrogateescape") if type(p) is bytes else p)
         else:
             dims.append(None)
     return tuple(dims)
@@ -236,67 +237,10 @@ def type_from_proto(tp) -> Type:
 
 # -- conversion to messages -----------------------------------------------------------
 
-def _classes():
-    from ..messages import CLASSES  # noqa: PLC0415 (message classes are built on import)
-    return CLASSES
-
-
-def shape_to_proto(shape: Shape):
-    c = _classes()
-    msg = c["TensorShapeProto"]()
-    dim_cls = c["TensorShapeProto.Dimension"]
-    dims = []
-    for d in shape:
-        dm = dim_cls()
-        if type(d) is int:
-            dm.dim_value = d
-        elif d is not None:
-            dm.dim_param = d if type(d) is str else str(d)
-        dims.append(dm)
-    msg.dim = dims
-    return msg
-
-
-def type_to_proto(t: Type):
-    """A new `TypeProto` message for ``t``, with the same fields present."""
-    c = _classes()
-    tp = c["TypeProto"]()
-    _fill(tp, t, c)
-    return tp
-
-
-def _fill(tp, t, c) -> None:
-    kind = type(t)
-    if kind is TensorType or kind is SparseTensorType:
-        sub = c["TypeProto.Tensor" if kind is TensorType else "TypeProto.SparseTensor"]()
-        if t.elem is not None:
-            sub.elem_type = t.elem
-        if t.shape is not None:
-            sub.shape = shape_to_proto(t.shape)
-        setattr(tp, "tensor_type" if kind is TensorType else "sparse_tensor_type", sub)
-    elif kind is SequenceType or kind is OptionalType:
-        sub = c["TypeProto.Sequence" if kind is SequenceType else "TypeProto.Optional"]()
-        if t.elem is not None:
-            inner = c["TypeProto"]()
-            _fill(inner, t.elem, c)
-            sub.elem_type = inner
-        setattr(tp, "sequence_type" if kind is SequenceType else "optional_type", sub)
-    elif kind is MapType:
-        sub = c["TypeProto.Map"]()
-        if t.key is not None:
-            sub.key_type = t.key
-        if t.value is not None:
-            inner = c["TypeProto"]()
-            _fill(inner, t.value, c)
-            sub.value_type = inner
-        tp.map_type = sub
-    elif kind is OpaqueType:
-        sub = c["TypeProto.Opaque"]()
-        if t.domain is not None:
-            sub.domain = t.domain
-        if t.name is not None:
-            sub.name = t.name
-        tp.opaque_type = sub
+def type_to_proto(t):
+    """A `TypeProto` message for ``t``, with the same fields present (opened over its bytes)."""
+    from ..io import loads  # noqa: PLC0415 (the message layer sits above this module's imports)
+    return loads(type_bytes(t), "TypeProto")
 
 
 # -- serialized form ----------------------------------------------------------------------
@@ -308,6 +252,11 @@ def _fill(tp, t, c) -> None:
 
 def _varint(n: int) -> bytes:
     return encode_varint(n & 0xFFFFFFFFFFFFFFFF)
+
+
+def _utf8(v) -> bytes:
+    """Text as stored: bytes stay bytes, surrogate escapes go back to the bytes they stood for."""
+    return v if type(v) is bytes else v.encode("utf-8", "surrogateescape")
 
 
 def _field(number: int, payload: bytes) -> bytes:
@@ -322,8 +271,7 @@ def _shape_bytes(shape) -> bytes:
         elif d is None:
             body = b""
         else:
-            text = (d if type(d) is str else str(d)).encode("utf-8")
-            body = _field(2, text)
+            body = _field(2, _utf8(d if type(d) is str else str(d)))
         out.append(_field(1, body))
     return b"".join(out)
 
@@ -368,16 +316,16 @@ def _type_bytes(t) -> bytes:
     if kind is OpaqueType:
         body = b""
         if t.domain is not None:
-            body += _field(1, t.domain.encode("utf-8"))
+            body += _field(1, _utf8(t.domain))
         if t.name is not None:
-            body += _field(2, t.name.encode("utf-8"))
+            body += _field(2, _utf8(t.name))
         return _field(7, body)
     return b""
 
 
 def value_info_bytes(name: str, t) -> bytes:
     """A serialized `ValueInfoProto` with ``name`` and type ``t``."""
-    return _field(1, name.encode("utf-8")) + _field(2, type_bytes(t))
+    return _field(1, _utf8(name)) + _field(2, type_bytes(t))
 
 
 def format_type(t) -> str:
