@@ -11,7 +11,15 @@ shapes depend on.  Modules, by job:
 * `registry` -- which function infers which schema; `schemas` -- the operator schemas;
 * `dataprop` -- values of small integer tensors; `tensordata` -- constants' values;
 * `typecheck` -- ``check_type``; `common` -- helpers shared by the operator families;
-* `ops/` -- one module per operator family.
+* `coverage` -- which schemas and models our functions cover (tests, tools);
+* `ops/` -- one module per operator family: elementwise, reduction, shape_ops, indexing,
+  pad, generator, linalg, conv, nn, attention, recurrent, controlflow, sequence,
+  quantization, signal, image, text, ml, training.
+
+Errors: an operator rule's failure is recorded against its node (`NodeInferenceError`,
+raised at the end in strict mode); the reference's other runtime errors (`HardError`) are
+raised at the node whatever the mode; its logic errors (`FatalError`) end the whole run.
+All reach the caller as `InferenceError`.
 """
 
 from __future__ import annotations
