@@ -256,3 +256,15 @@ def test_every_reference_inference_function_has_ours():
     with_inference = [s for s in defs.get_all_schemas_with_history() if s.has_type_and_shape_inference_function]
     assert len(with_inference) > 600
     assert [f"{s.domain}::{s.name}-{s.since_version}" for s in with_inference if not schema_covered(s)] == []
+
+
+def test_lengths_read_from_declared_shapes_never_size_an_allocation():
+    """A 1-D shape input declared with 10**15 elements: its value stays unknown."""
+    x = oh.make_tensor_value_info("x", 1, [2, 3])
+    s = oh.make_tensor_value_info("s", TensorProto.INT64, [10**15])
+    for op in ("Expand", "Reshape", "ConstantOfShape"):
+        inputs = ["s"] if op == "ConstantOfShape" else ["x", "s"]
+        m = _model([oh.make_node(op, inputs, ["y"])], [x, s], [oh.make_tensor_value_info("y", 1, None)],
+                   opset=18 if op != "Expand" else 8)
+        for data_prop in (False, True):
+            infer_shapes(irmodel.loads(m.SerializeToString()), data_prop=data_prop)

@@ -379,9 +379,9 @@ def expand8(ctx) -> None:
         raise fail_shape("'shape' input must be 1D tensor")
     if data is not None:
         second = tuple(data.values(INT64))
-    elif type(sshape[0]) is int:
+    elif type(sshape[0]) is int and sshape[0] <= C.MAX_RANK:
         second = (None,) * max(sshape[0], 0)
-    else:
+    else:  # unknown length, or a rank no tensor can have (never allocated)
         return
     C.set_output_shape(ctx, 0, C.broadcast([tensor_shape(ctx, 0), second]))
 
