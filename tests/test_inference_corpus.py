@@ -134,9 +134,10 @@ def test_corpus_models_in_strict_mode_with_type_checks_raise_where_the_reference
     assert counts["equal"] > 2000, counts
 
 
-def test_older_opsets_infer_exactly_as_the_reference(node_corpus):
+@pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
+def test_older_opsets_infer_exactly_as_the_reference(node_corpus, strict):
     variants = [(n, d, not missing_ops(irmodel.loads(d))) for n, d in _version_variants(node_corpus)]
-    counts, diffs = _compare(variants, strict=False)
+    counts, diffs = _compare(variants, strict=strict)
     assert not diffs, f"{len(diffs)} covered variants differ: {diffs[:10]}"
     assert counts["equal"] + counts["both raise"] > 500, counts
 
