@@ -109,11 +109,10 @@ def _fresh_copy(model):
     still exact (`_start` != -1) is re-opened over its buffer; a changed one is
     serialized first (its unchanged parts are copied as they are).
     """
-    from ..io import loads  # noqa: PLC0415
+    from .. import ModelProto, loads  # noqa: PLC0415
     if isinstance(model, (bytes, bytearray, memoryview)):
         return loads(model, "ModelProto")
-    from ..messages import CLASSES  # noqa: PLC0415
-    if type(model) is not CLASSES["ModelProto"]:
+    if type(model) is not ModelProto:
         raise TypeError(f"infer_shapes needs a ModelProto or bytes, not {type(model).__name__}")
     d = model.__dict__
     buf = d.get("_buf")
@@ -133,7 +132,7 @@ def _write_back(records) -> None:
     New messages are opened over their serialized bytes (`types.value_info_bytes`), so
     saving copies them as they are; nothing else of the graph is touched.
     """
-    from ..io import loads  # noqa: PLC0415
+    from .. import loads  # noqa: PLC0415
     for rec in records:
         g = rec.graph
         for field, index, slot, original in rec.declared:
@@ -152,8 +151,7 @@ def infer_shapes_path(model_path, output_path=None, check_type: bool = False, st
 
     The model is mapped, not read, and written back atomically; files over 2 GiB work.
     """
-    from ..io import load  # noqa: PLC0415
-    from .. import save  # noqa: PLC0415
+    from .. import load, save  # noqa: PLC0415
     model_path = os.fspath(model_path)
     output_path = model_path if output_path is None or output_path == "" else os.fspath(output_path)
     m = load(model_path, load_external_data=False)

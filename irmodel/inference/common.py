@@ -204,8 +204,8 @@ def propagate_elem_from_attr(ctx, name: str, o: int, default: int = 0) -> None:
 
 def is_valid_data_type(code: int) -> bool:
     """``TensorProto_DataType_IsValid``: a value of the DataType enum (UNDEFINED included)."""
-    from ..dtypes import ELEM_TYPES  # noqa: PLC0415
-    return code == 0 or code in ELEM_TYPES
+    from .typestr import ELEM_NAMES  # noqa: PLC0415
+    return code == 0 or code in ELEM_NAMES
 
 
 # -- input shapes ------------------------------------------------------------------------------

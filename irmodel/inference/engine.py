@@ -30,7 +30,7 @@ from collections import ChainMap
 
 from . import registry, schemas
 from .context import A_FLOAT, A_FLOATS, A_INT, A_INTS, A_SPARSE_TENSOR, A_TENSOR, InferenceContext, NodeView
-from ..errors import DecodeError
+from .. import DecodeError
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
 from .symbols import SymbolTable, materialize

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ValidationError
+from .. import ValidationError
 
 
 class InferenceError(ValidationError):

@@ -112,8 +112,8 @@ def _count_or_fail(tensor) -> int:
 
 def const_from_ints(values: list, scalar: bool, code: int = INT64):
     """A Constant node's ``value_int(s)``/``value_float(s)`` as the tensor the reference makes."""
-    from ..messages import CLASSES  # noqa: PLC0415
-    t = CLASSES["TensorProto"]()
+    from .. import TensorProto  # noqa: PLC0415
+    t = TensorProto()
     t.data_type = code
     if not scalar:
         t.dims = [len(values)]

@@ -239,7 +239,7 @@ def type_from_proto(tp) -> Type:
 
 def type_to_proto(t):
     """A `TypeProto` message for ``t``, with the same fields present (opened over its bytes)."""
-    from ..io import loads  # noqa: PLC0415 (the message layer sits above this module's imports)
+    from .. import loads  # noqa: PLC0415
     return loads(type_bytes(t), "TypeProto")
 
 

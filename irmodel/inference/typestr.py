@@ -27,9 +27,8 @@ def elem_name(code) -> str:
 
 def elem_name_or_code(code) -> str:
     """The enum name the reference prints in merge errors (``FLOAT``), else the number."""
-    from ..dtypes import ELEM_TYPES  # noqa: PLC0415
-    et = ELEM_TYPES.get(code)
-    return et.name if et is not None else ("UNDEFINED" if code == 0 else str(code))
+    name = ELEM_NAMES.get(code)
+    return name.upper() if name is not None else ("UNDEFINED" if code == 0 else str(code))
 
 
 def _data_type_string(code) -> str:
