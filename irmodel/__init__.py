@@ -88,6 +88,26 @@ def from_array(array: np.ndarray, name: str | None = None) -> Any:
     return _from_array(array, name)
 
 
+# The checker and inference layers, imported on first use of one of their names, so that
+# ``import irmodel`` stays fast and standard-library only: name -> submodule.
+_LAZY_NAMES = {
+    **dict.fromkeys(("check_model", "check_graph", "check_node", "check_function", "check_tensor",
+                     "check_sparse_tensor", "check_attribute", "check_value_info", "CheckerContext",
+                     "LexicalScopeContext", "Problem"), "checker"),
+    **dict.fromkeys(("infer_shapes", "infer_shapes_path", "infer_node_outputs", "InferenceError"),
+                    "inference"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'irmodel' has no attribute {name!r}")
+    import importlib  # noqa: PLC0415
+
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
+
 _EXTERNAL_DATA_NAMES = [
     "ExternalDataInfo", "convert_model_from_external_data", "convert_model_to_external_data",
     "load_external_data_for_model", "load_external_data_for_tensor", "read_external_data",
@@ -98,23 +118,6 @@ _EXTERNAL_DATA_NAMES = [
 __all__ = [
     "load", "loads", "save", "dumps", "to_dict", "from_dict", "message_class", "IR_VERSION",
     "DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "ParseError",
-    "to_array", "from_array", *_EXTERNAL_DATA_NAMES,
+    "to_array", "from_array", *_EXTERNAL_DATA_NAMES, *_LAZY_NAMES,
     *[n for n in _CLASSES if "." not in n],
 ]
-
-
-# The checker (irmodel.checker), loaded on first use so that `import irmodel` stays fast:
-# ``irmodel.check_model(...)`` imports it then.
-_CHECKER_NAMES = frozenset({
-    "check_model", "check_graph", "check_node", "check_function", "check_tensor",
-    "check_sparse_tensor", "check_attribute", "check_value_info", "CheckerContext",
-    "LexicalScopeContext", "Problem",
-})
-
-
-def __getattr__(name: str):
-    if name in _CHECKER_NAMES:
-        from . import checker  # noqa: PLC0415
-
-        return getattr(checker, name)
-    raise AttributeError(f"module 'irmodel' has no attribute {name!r}")
