@@ -143,9 +143,11 @@ def check_model(model, full_check: bool = False, skip_opset_compatibility_check:
     schema for ops of every domain; ``skip_opset_compatibility_check=True`` skips the
     comparison of the functions' opset imports with the model's.
 
-    ``full_check=True`` is accepted, but the strict shape and type inference it adds in
-    the reference is not done yet (it comes with irmodel's inference): the other rules
-    run as without it.
+    ``full_check=True`` then runs strict shape and type inference with type-constraint
+    checks (`irmodel.infer_shapes(model, check_type=True, strict_mode=True)`), as the
+    reference does, on a model that passed every other rule; it raises
+    `irmodel.InferenceError` (a ValidationError) listing every node whose types are
+    inconsistent.  The model itself is not changed.
 
     Raises `irmodel.DecodeError` when the top level of the bytes is not a ModelProto;
     parts further down that cannot be decoded are problems (B001) of the ValidationError.
@@ -166,6 +168,10 @@ def check_model(model, full_check: bool = False, skip_opset_compatibility_check:
     run = _Run()
     _check_model(run, model, ctx)
     run.finish()
+    if full_check:
+        from ..inference import infer_shapes  # noqa: PLC0415 (the layer above, on request)
+
+        infer_shapes(model, check_type=True, strict_mode=True)
 
 
 def _check_model(run: _Run, model, ctx: CheckerContext) -> None:
