@@ -2,11 +2,29 @@
 
 ``import irmodel`` needs the standard library only; numpy is imported by the tensor
 functions when first called.  It imports what opening a model needs (the message
-classes, `load`); the rest (`helper`, external data, saving) is imported on first use,
-through the module ``__getattr__`` below, under the same public names.
+classes, `load`); the rest (`helper`, external data, the checker, inference) is imported
+on first use, through the module ``__getattr__`` below, under the same public names.
 """
 
 from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any, BinaryIO
+
+    import numpy as np
+
+    from . import helper
+    from .checker import (CheckerContext, LexicalScopeContext, Problem, check_attribute, check_function,
+                          check_graph, check_model, check_node, check_sparse_tensor, check_tensor,
+                          check_value_info)
+    from .external_data import (ExternalDataInfo, load_external_data_for_model,
+                                load_external_data_for_tensor, read_external_data, uses_external_data)
+    from .external_write import (convert_model_from_external_data, convert_model_to_external_data,
+                                 save_with_external_data, set_external_data, write_external_data_tensors)
+    from .inference import InferenceError, infer_node_outputs, infer_shapes, infer_shapes_path
 
 from .errors import DecodeError, EncodeError, ExternalDataError, ValidationError
 from .io import dumps, load, loads, message_class
@@ -18,7 +36,7 @@ from .proto import IR_VERSION
 __version__ = "0.1.0"
 
 
-def save(model, f, save_as_external_data: bool = False, all_tensors_to_one_file: bool = True,
+def save(model: Any, f: str | os.PathLike[str] | BinaryIO, save_as_external_data: bool = False, all_tensors_to_one_file: bool = True,
          location: str | None = None, size_threshold: int = 1024, convert_attribute: bool = False,
          *, checksum: bool = False) -> None:
     """Write ``model`` to a path (atomically) or a binary file object.
@@ -46,19 +64,19 @@ def save(model, f, save_as_external_data: bool = False, all_tensors_to_one_file:
     save_message(model, f)
 
 
-def to_dict(msg, preserving_proto_field_name: bool = True) -> dict:
+def to_dict(msg: Any, preserving_proto_field_name: bool = True) -> dict:
     """What ``json_format.MessageToDict(msg, preserving_proto_field_name=True)`` gives."""
     from wirefmt import to_dict as _to_dict  # noqa: PLC0415
     return _to_dict(msg, preserving_proto_field_name)
 
 
-def from_dict(data: dict, type_name: str = "ModelProto"):
+def from_dict(data: dict, type_name: str = "ModelProto") -> Any:
     """The inverse of `to_dict`; accepts proto field names and lowerCamelCase JSON names."""
     from wirefmt import from_dict as _from_dict  # noqa: PLC0415
     return _from_dict(data, message_class(type_name))
 
 
-def to_array(tensor, base_dir: str | None = None, *, verify_checksum: bool = False):
+def to_array(tensor: Any, base_dir: str | None = None, *, verify_checksum: bool = False) -> np.ndarray:
     """The numpy array a TensorProto holds (``onnx.numpy_helper.to_array``), zero-copy where it can.
 
     A wrapper, so that numpy is imported on the first call and not by ``import irmodel``;
@@ -68,7 +86,7 @@ def to_array(tensor, base_dir: str | None = None, *, verify_checksum: bool = Fal
     return _to_array(tensor, base_dir, verify_checksum=verify_checksum)
 
 
-def from_array(array, name: str | None = None):
+def from_array(array: np.ndarray, name: str | None = None) -> Any:
     """A TensorProto holding a numpy array (``onnx.numpy_helper.from_array``); see `irmodel.tensors`."""
     from .tensors import from_array as _from_array  # noqa: PLC0415
     return _from_array(array, name)
@@ -81,34 +99,40 @@ _EXTERNAL_DATA_NAMES = [
     "write_external_data_tensors",
 ]
 
-#: Names imported on first use: name -> submodule.  ``helper`` is the submodule itself
-#: (onnx.helper's builders).
-_LAZY = {name: "external_data" for name in (
-    "ExternalDataInfo", "load_external_data_for_model", "load_external_data_for_tensor",
-    "read_external_data", "uses_external_data")}
-_LAZY.update({name: "external_write" for name in (
-    "convert_model_from_external_data", "convert_model_to_external_data", "save_with_external_data",
-    "set_external_data", "write_external_data_tensors")})
-_LAZY["helper"] = "helper"
+# Names imported on first use, so that ``import irmodel`` imports only what opening a
+# model needs: name -> submodule.  ``helper`` is the submodule itself (onnx.helper's
+# builders).  The type checker sees them imported at the top (under TYPE_CHECKING).
+_LAZY_NAMES = {
+    **dict.fromkeys(("check_model", "check_graph", "check_node", "check_function", "check_tensor",
+                     "check_sparse_tensor", "check_attribute", "check_value_info", "CheckerContext",
+                     "LexicalScopeContext", "Problem"), "checker"),
+    **dict.fromkeys(("infer_shapes", "infer_shapes_path", "infer_node_outputs", "InferenceError"),
+                    "inference"),
+    **dict.fromkeys(("ExternalDataInfo", "load_external_data_for_model", "load_external_data_for_tensor",
+                     "read_external_data", "uses_external_data"), "external_data"),
+    **dict.fromkeys(("convert_model_from_external_data", "convert_model_to_external_data",
+                     "save_with_external_data", "set_external_data", "write_external_data_tensors"),
+                    "external_write"),
+    "helper": "helper",
+}
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
+def __getattr__(name: str) -> Any:
+    module = _LAZY_NAMES.get(name)
     if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        raise AttributeError(f"module 'irmodel' has no attribute {name!r}")
     mod = __import__(f"{__name__}.{module}", fromlist=("_",))
     value = mod if name == module else getattr(mod, name)
-    globals()[name] = value
+    globals()[name] = value  # found directly from now on
     return value
 
 
-def __dir__() -> list:
-    return sorted(set(globals()) | set(_LAZY))
-
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES))
 
 __all__ = [
     "load", "loads", "save", "dumps", "to_dict", "from_dict", "message_class", "IR_VERSION",
     "DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "ParseError",
-    "to_array", "from_array", *_EXTERNAL_DATA_NAMES,
+    "to_array", "from_array", *_EXTERNAL_DATA_NAMES, *_LAZY_NAMES,
     *[n for n in _CLASSES if "." not in n],
 ]

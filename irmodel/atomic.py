@@ -49,7 +49,10 @@ import os
 import stat
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
-    from typing import Callable
+    from typing import Any, Callable, cast
+else:  # run time: cast is the identity (typing is not imported for it)
+    def cast(_type: object, value: object) -> object:
+        return value
 
 # The name a temporary file has when it needs one: hidden, recognisably ours, unique.
 TEMP_PREFIX = ".~"
@@ -168,6 +171,8 @@ class _Pending:
     """
 
     __slots__ = ("path", "directory", "fh", "tmp", "existed")
+    fh: Any  # a BufferedWriter over the open file, or None
+    tmp: Any  # str or None
 
     def __init__(self, path: str, directory: str | None, existed: bool):
         self.path = path
@@ -179,7 +184,7 @@ class _Pending:
     def name_temporarily(self) -> None:
         """Trade the descriptor of an anonymous file for a temporary name."""
         if self.fh is not None:
-            self.tmp = _link_temp(self.fh.fileno(), self.directory, self.path)
+            self.tmp = _link_temp(self.fh.fileno(), cast(str, self.directory), self.path)  # set with fh
             self._close()
 
     def commit(self) -> None:
@@ -265,7 +270,7 @@ def _keep_owner_and_mode(fd: int, tmp: str | None, st: os.stat_result) -> None:
     if hasattr(os, "fchmod"):
         os.fchmod(fd, mode)
     else:
-        os.chmod(tmp, mode)
+        os.chmod(cast(str, tmp), mode)  # no fchmod: the file was opened by name
 
 
 def _write_pending(path, write: Callable) -> _Pending:
@@ -315,7 +320,7 @@ class AtomicFiles:
     def __init__(self) -> None:
         self._pending: list = []
 
-    def write(self, path, write: Callable) -> None:
+    def write(self, path: str | bytes | os.PathLike, write: Callable) -> None:
         pending = _write_pending(path, write)
         self._pending.append(pending)
         anonymous = [p for p in self._pending if p.fh is not None]
@@ -354,7 +359,7 @@ class AtomicFiles:
         self.discard()  # after a commit there is nothing left to discard
 
 
-def atomic_write(path, write: Callable) -> None:
+def atomic_write(path: str | bytes | os.PathLike, write: Callable) -> None:
     """Run ``write(fileobj)`` into a new file and put it in place of ``path`` atomically.
 
     See the module docstring for what is guaranteed (the previous file or the complete

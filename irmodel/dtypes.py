@@ -15,27 +15,14 @@ follow the reference's ``onnx._mapping.TENSOR_TYPE_MAP`` and ``helper.tensor_dty
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import NamedTuple
 
+    import numpy as np
+    import numpy.typing as npt
 
-def _row_class(name: str, fields: tuple, namespace: dict) -> type:
-    """A tuple subclass with named fields: what ``typing.NamedTuple`` makes, without
-    importing ``typing`` (several ms of every process that reads a tensor's size)."""
-
-    def __new__(cls, *values):
-        if len(values) != len(fields):
-            raise TypeError(f"{name} takes {len(fields)} values, got {len(values)}")
-        return tuple.__new__(cls, values)
-
-    def __repr__(self) -> str:
-        return f"{name}(" + ", ".join(f"{n}={v!r}" for n, v in zip(fields, self)) + ")"
-
-    ns = {"__slots__": (), "_fields": fields, "__new__": __new__, "__repr__": __repr__,
-          "__getnewargs__": lambda self: tuple(self), "_asdict": lambda self: dict(zip(fields, self)),
-          "__module__": __name__}
-    for i, field in enumerate(fields):
-        ns[field] = property(lambda self, i=i: self[i])
-    ns.update(namespace)
-    return type(name, (tuple,), ns)
+from wirefmt.records import named_tuple
 
 # Storage "kinds": how a type is kept in the typed (non-raw) fields.  Each kind is one
 # decoding rule in `tensors.py`; several ONNX types share a rule.
@@ -73,11 +60,36 @@ NAN_UZ = "uz"        # the negative-zero pattern is the only NaN; no infinities,
 NAN_NONE = None      # every pattern is a finite number
 
 
-Minifloat = _row_class("Minifloat", ("exponent_bits", "mantissa_bits", "bias", "nan_rule"), {
-    "__doc__": "The layout of a small float format: sign bit, exponent bits, mantissa bits."})
+if TYPE_CHECKING:
+    class _MinifloatFields(NamedTuple):
+        exponent_bits: int
+        mantissa_bits: int
+        bias: int
+        nan_rule: str | None
+
+    class _ElemTypeFields(NamedTuple):
+        code: int
+        name: str
+        numpy: str
+        kind: str
+        bits: int
+        family: str
+        signed: bool
+        raw_format: str
+        minifloat: Minifloat | None
+else:
+    _MinifloatFields = named_tuple("Minifloat", ("exponent_bits", "mantissa_bits", "bias", "nan_rule"), __name__)
+    _ElemTypeFields = named_tuple("ElemType", ("code", "name", "numpy", "kind", "bits", "family", "signed",
+                                               "raw_format", "minifloat"), __name__)
 
 
-class _ElemTypeMethods:
+class Minifloat(_MinifloatFields):
+    """The layout of a small float format: sign bit, exponent bits, mantissa bits."""
+
+    __slots__ = ()
+
+
+class ElemType(_ElemTypeFields):
     """One ONNX element type.
 
     ``numpy`` is a numpy dtype name, or ``"ml_dtypes.<name>"`` for the types numpy lacks;
@@ -89,6 +101,8 @@ class _ElemTypeMethods:
     ``minifloat`` describes the small float formats that share the IEEE layout (float8
     but E8M0, float6, float4); None for the others.
     """
+
+    __slots__ = ()
 
     @property
     def field(self) -> str:
@@ -112,12 +126,6 @@ class _ElemTypeMethods:
         if self.signed:
             return -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
         return 0, (1 << self.bits) - 1
-
-
-ElemType = _row_class("ElemType", ("code", "name", "numpy", "kind", "bits", "family", "signed", "raw_format",
-                                   "minifloat"),
-                      {k: v for k, v in vars(_ElemTypeMethods).items() if not k.startswith("__") or k == "__doc__"})
-del _ElemTypeMethods
 
 
 _E4M3FN = Minifloat(4, 3, 7, NAN_FN)
@@ -189,7 +197,7 @@ def _ml_dtypes(purpose: str):
     return ml_dtypes
 
 
-def np_dtype(code: int, tensor_name: str = ""):
+def np_dtype(code: int, tensor_name: str = "") -> np.dtype:
     """The numpy dtype of ONNX type ``code`` (ml_dtypes types need that package)."""
     dt = _np_cache.get(code)
     if dt is not None:
@@ -206,7 +214,7 @@ def np_dtype(code: int, tensor_name: str = ""):
     return dt
 
 
-def onnx_type_of(dtype) -> int:
+def onnx_type_of(dtype: npt.DTypeLike) -> int:
     """The ONNX type code for a numpy dtype, as ``helper.np_dtype_to_tensor_dtype`` maps it.
 
     Lookup is by dtype equality, so a non-native byte order (``>f4`` on a little-endian
@@ -228,7 +236,7 @@ def onnx_type_of(dtype) -> int:
                     continue
             _from_np_cache[np_dtype(code)] = code
         _from_np_complete = complete
-    code = _from_np_cache.get(dtype)
+    code = _from_np_cache.get(dtype)  # type: ignore[assignment]  # code is reused after the loop over int codes
     if code is not None:
         return code
     if np.issubdtype(dtype, np.str_):

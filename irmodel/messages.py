@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
+
 from wirefmt import EnumType, build_classes
 
 from .codecache import DEFAULT as _CODE_CACHE
@@ -9,7 +13,7 @@ from .proto import REGISTRY
 
 
 CLASSES = build_classes(REGISTRY, module="irmodel", code_cache=_CODE_CACHE)
-ENUMS = {name: EnumType(name, spec.values) for name, spec in REGISTRY.enums.items()}
+ENUMS = {name: EnumType(spec) for name, spec in REGISTRY.enums.items()}
 
 # Nested types and enum values where protobuf's generated code puts them, so that
 # ``TensorProto.FLOAT`` and ``TypeProto.Tensor`` work as users of onnx expect.
@@ -23,6 +27,36 @@ for _name, _enum in ENUMS.items():
         setattr(CLASSES[_outer], _inner, _enum)
         for _vname, _value in _enum.items():
             setattr(CLASSES[_outer], _vname, _value)
+
+# For type checkers: the classes above are made at run time, with fields, nested types and
+# enum values set as attributes, so each is declared as `Any` (a static type could not list
+# its fields).  Never run: at run time the globals().update() below defines them.
+if TYPE_CHECKING:
+    AttributeProto: Any
+    DeviceConfigurationProto: Any
+    FunctionProto: Any
+    GraphProto: Any
+    IntIntListEntryProto: Any
+    MapProto: Any
+    ModelProto: Any
+    NodeDeviceConfigurationProto: Any
+    NodeProto: Any
+    OperatorProto: Any
+    OperatorSetIdProto: Any
+    OperatorSetProto: Any
+    OptionalProto: Any
+    SequenceProto: Any
+    ShardedDimProto: Any
+    ShardingSpecProto: Any
+    SimpleShardedDimProto: Any
+    SparseTensorProto: Any
+    StringStringEntryProto: Any
+    TensorAnnotation: Any
+    TensorProto: Any
+    TensorShapeProto: Any
+    TrainingInfoProto: Any
+    TypeProto: Any
+    ValueInfoProto: Any
 
 globals().update({n: c for n, c in CLASSES.items() if "." not in n})
 Version = ENUMS["Version"]

@@ -10,6 +10,9 @@ messages themselves (wirefmt) know nothing of files.
 from __future__ import annotations
 
 import os
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
 
 
 class Origin:
@@ -23,7 +26,7 @@ class Origin:
 
     __slots__ = ("source_fd", "source_view", "base_dir", "load_external", "data_files", "__weakref__")
 
-    def __init__(self, base_dir: str | None = None, load_external: bool = True):
+    def __init__(self, base_dir: str | None = None, load_external: bool = True) -> None:
         self.source_fd: int | None = None
         self.source_view: memoryview | None = None
         self.base_dir = base_dir
@@ -48,11 +51,11 @@ class Origin:
                 pass
 
 
-def origin_of(msg) -> Origin | None:
+def origin_of(msg: Any) -> Origin | None:
     """The origin of ``msg``'s root message, or None for a model built in memory."""
     return msg._root().__dict__.get("_origin")
 
 
-def set_origin(root, origin: Origin) -> Origin:
+def set_origin(root: Any, origin: Origin) -> Origin:
     root.__dict__["_origin"] = origin
     return origin

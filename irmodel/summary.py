@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
-    from typing import Callable
+    from typing import Any, Callable
 
 from .dtypes import ELEM_TYPES
 from wirefmt.message import exact_span, item_spans
@@ -34,7 +34,7 @@ def dtype_name(code: int) -> str:
 
 # -- types and shapes ------------------------------------------------------------------
 
-def type_info(type_proto) -> dict:
+def type_info(type_proto: Any) -> dict:
     """A JSON-friendly description of a ``TypeProto``.
 
     Tensor shapes are lists whose items are ints (``dim_value``), strings
@@ -44,7 +44,7 @@ def type_info(type_proto) -> dict:
     which = type_proto.WhichOneof("value")
     if which in ("tensor_type", "sparse_tensor_type"):
         t = getattr(type_proto, which)
-        out = {"kind": "tensor" if which == "tensor_type" else "sparse_tensor",
+        out: dict[str, Any] = {"kind": "tensor" if which == "tensor_type" else "sparse_tensor",
                "elem_type": dtype_name(t.elem_type)}
         if t.HasField("shape"):
             out["shape"] = [d.dim_value if d.HasField("dim_value") else
@@ -84,7 +84,7 @@ def type_text(info: dict) -> str:
 
 # -- tensors -----------------------------------------------------------------------------
 
-def element_count(t) -> int | None:
+def element_count(t: Any) -> int | None:
     """The number of elements ``dims`` declare, or ``None`` if a dim is negative."""
     n = 1
     for d in t.dims:
@@ -94,7 +94,7 @@ def element_count(t) -> int | None:
     return n
 
 
-def tensor_nbytes(t) -> int:
+def tensor_nbytes(t: Any) -> int:
     """The bytes the tensor's values occupy in memory (numpy's ``nbytes``).
 
     From ``dims`` and ``data_type`` for fixed-width types (sub-byte types packed, as in
@@ -115,7 +115,7 @@ def tensor_nbytes(t) -> int:
     return len(t.raw_data) if t.HasField("raw_data") else 0
 
 
-def external_entries(t) -> dict:
+def external_entries(t: Any) -> dict:
     """``external_data`` as a dict; a repeated key keeps its last value, as onnx does."""
     return {e.key: e.value for e in t.external_data}
 
@@ -163,7 +163,8 @@ class Census:
     check on the reference corpus.  A model changed since it was read is walked in full.
     """
 
-    def __init__(self, model, progress: Callable[[int, int], None] | None = None, stream: bool = True):
+    def __init__(self, model: Any, progress: Callable[[int, int], None] | None = None,
+                 stream: bool = True) -> None:
         # op histogram of the main graph (a dict, not a Counter: `collections` is not
         # otherwise imported by `inspect`)
         self.main_ops: dict = {}
@@ -186,7 +187,7 @@ class Census:
         for item in items:
             visit(item)
 
-    def _visit(self, item) -> None:
+    def _visit(self, item: tuple) -> None:
         kind, msg, where = item
         if kind == NODE:
             container = where[0]
@@ -207,7 +208,7 @@ class Census:
         if self._progress is not None and not self._done & 1023:
             self._progress(self._done, self._total)
 
-    def _stream_main_graph(self, g, spans: list) -> None:
+    def _stream_main_graph(self, g: Any, spans: list) -> None:
         """The main graph's items as `walk` orders them, plain nodes read from their bytes."""
         where = (None, "graph", None)
         self._visit((GRAPH, g, where))
@@ -245,7 +246,7 @@ def _op_name(node) -> str:
     return (node.domain + "::" if node.domain not in ("", "ai.onnx") else "") + node.op_type
 
 
-def summarize(model, base_dir: str | None = None,
+def summarize(model: Any, base_dir: str | None = None,
               progress: Callable[[int, int], None] | None = None, *, stream: bool = True) -> dict:
     """The `inspect` summary of ``model`` as a JSON-friendly dict.
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
-    from typing import Iterable, Iterator, Optional, Tuple
+    from typing import Any, Iterable, Iterator, Optional, Tuple
 
     #: ``(parent, field, index)``: see the module docstring.
     Where = Tuple[Optional["Where"], str, Optional[int]]
-    Item = Tuple[int, object, Where]
+    Item = Tuple[int, Any, Where]  # (kind, message of a run-time class, where)
 
 GRAPH, FUNCTION, NODE, ATTRIBUTE, TENSOR, SPARSE_TENSOR = range(6)
 
@@ -47,12 +47,12 @@ def top_field(where: Where) -> str:
     return where[1]
 
 
-def walk(model) -> Iterator[Item]:
+def walk(model: Any) -> Iterator[Item]:
     """Yield every item of ``model`` (a ModelProto) in the order the module docstring gives."""
     return _expand(_top_level(model))
 
 
-def top_level(model) -> Iterator[Item]:
+def top_level(model: Any) -> Iterator[Item]:
     """The model's own items (main graph, training_info graphs, functions), not below them."""
     return _top_level(model)
 
@@ -62,7 +62,7 @@ def walk_items(items: Iterable[Item]) -> Iterator[Item]:
     return _expand(iter(items))
 
 
-def walk_graph(graph, where: Where = (None, "graph", None)) -> Iterator[Item]:
+def walk_graph(graph: Any, where: Where = (None, "graph", None)) -> Iterator[Item]:
     """The items of one graph and everything below it."""
     return _expand(iter([(GRAPH, graph, where)]))
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import struct
 TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Iterator
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Iterator, NamedTuple
+
+    from .buffer import Buffer
 
 from .errors import DecodeError
+from .records import named_tuple
 from .limits import MAX_DEPTH, MAX_FIELD_NUMBER
 from .schema import (BOOL, EGROUP, ENUM, FIXED_FORMAT, FIXED_WIDTH, FLOAT, I32, I64, INT32, INT64,
                      LEN, SGROUP, SINT32, SINT64, UINT32, UINT64, VARINT)
@@ -24,10 +27,21 @@ WIRE_TYPE_NAMES = {VARINT: "varint", I64: "fixed64", LEN: "length-delimited",
                    SGROUP: "start-group", EGROUP: "end-group", I32: "fixed32"}
 
 
-class Field(tuple):
+if TYPE_CHECKING:
+    class _FieldFields(NamedTuple):
+        number: int
+        wire_type: int
+        value: int | None
+        start: int
+        end: int
+        tag_start: int
+else:
+    _FieldFields = named_tuple("Field", ("number", "wire_type", "value", "start", "end", "tag_start"), __name__)
+
+
+class Field(_FieldFields):
     """One field occurrence, as found by `iter_fields`: ``(number, wire_type, value, start,
-    end, tag_start)``, a tuple with those names (as a ``NamedTuple`` would be, without the
-    cost of importing ``typing`` into every process).
+    end, tag_start)``, a named tuple (`wirefmt.records`: no ``typing`` at run time).
 
     ``value`` is the int for varint/fixed wire types; for length-delimited and group
     fields the value lies in ``buf[start:end]``.  ``tag_start`` is where the field begins,
@@ -35,32 +49,9 @@ class Field(tuple):
     """
 
     __slots__ = ()
-    _fields = ("number", "wire_type", "value", "start", "end", "tag_start")
-
-    def __new__(cls, number: int, wire_type: int, value: int | None, start: int, end: int, tag_start: int):
-        return tuple.__new__(cls, (number, wire_type, value, start, end, tag_start))
-
-    number = property(lambda self: self[0])
-    wire_type = property(lambda self: self[1])
-    value = property(lambda self: self[2])
-    start = property(lambda self: self[3])
-    end = property(lambda self: self[4])
-    tag_start = property(lambda self: self[5])
-
-    def __repr__(self) -> str:
-        return "Field(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._fields, self)) + ")"
-
-    def __getnewargs__(self):
-        return tuple(self)
-
-    def _replace(self, **changes) -> "Field":
-        return Field(*(changes.pop(n, v) for n, v in zip(self._fields, self)))
-
-    def _asdict(self) -> dict:
-        return dict(zip(self._fields, self))
 
 
-def read_tag(buf, pos: int, end: int) -> tuple[int, int, int]:
+def read_tag(buf: Buffer, pos: int, end: int) -> tuple[int, int, int]:
     """Read a tag; returns ``(field_number, wire_type, new_pos)`` or raises DecodeError."""
     tag, new = read_varint(buf, pos, end)
     number, wt = tag >> 3, tag & 7
@@ -73,7 +64,7 @@ def read_tag(buf, pos: int, end: int) -> tuple[int, int, int]:
     return number, wt, new
 
 
-def read_length(buf, pos: int, end: int) -> tuple[int, int]:
+def read_length(buf: Buffer, pos: int, end: int) -> tuple[int, int]:
     """Read a length prefix and check it against the bytes that remain (before any use)."""
     n, new = read_varint(buf, pos, end)
     if n > end - new:
@@ -81,7 +72,7 @@ def read_length(buf, pos: int, end: int) -> tuple[int, int]:
     return n, new
 
 
-def skip_group(buf, pos: int, end: int, number: int, depth: int) -> tuple[int, int]:
+def skip_group(buf: Buffer, pos: int, end: int, number: int, depth: int) -> tuple[int, int]:
     """Skip a group body whose start tag (field ``number``) was just read.
 
     Returns ``(body_end, pos_after_end_tag)``.  Iterative, so a deeply nested group
@@ -119,7 +110,7 @@ def _skip_value(buf, pos: int, end: int, wt: int) -> int:
     return pos + width
 
 
-def read_field(buf, pos: int, end: int, depth: int = 0) -> tuple[Field, int]:
+def read_field(buf: Buffer, pos: int, end: int, depth: int = 0) -> tuple[Field, int]:
     """Read one whole field starting at its tag.  Returns ``(field, pos_after)``."""
     tag_start = pos
     number, wt, pos = read_tag(buf, pos, end)
@@ -141,7 +132,7 @@ def read_field(buf, pos: int, end: int, depth: int = 0) -> tuple[Field, int]:
     raise DecodeError(f"unexpected end-group tag for field {number}", tag_start)
 
 
-def iter_fields(buf, start: int = 0, end: int | None = None, depth: int = 0) -> Iterator[Field]:
+def iter_fields(buf: Buffer, start: int = 0, end: int | None = None, depth: int = 0) -> Iterator[Field]:
     """Yield every field of the message in ``buf[start:end]``, validating as it goes."""
     if end is None:
         end = len(buf)
@@ -162,6 +153,7 @@ class Float32NaN(float):
     """
 
     __slots__ = ("bits",)
+    bits: int
 
     def __new__(cls, bits: int):
         self = float.__new__(cls, "nan" if not bits >> 31 else "-nan")
@@ -172,13 +164,13 @@ class Float32NaN(float):
         return (Float32NaN, (self.bits,))
 
 
-def float32_nan(buf, pos: int) -> Float32NaN:
+def float32_nan(buf: Buffer, pos: int) -> Float32NaN:
     return Float32NaN(int.from_bytes(buf[pos:pos + 4], "little"))
 
 
 # -- packed repeated scalars ----------------------------------------------------------
 
-def convert_varint(kind: int, raw: int):
+def convert_varint(kind: int, raw: int) -> int | bool:
     """Turn the raw uint64 of a varint into the value of a field of ``kind``."""
     if kind == INT64:
         return to_int64(raw)
@@ -197,7 +189,7 @@ def convert_varint(kind: int, raw: int):
     raise TypeError(f"kind {kind} is not a varint kind")
 
 
-def unpack_fixed(kind: int, buf, start: int, end: int) -> list:
+def unpack_fixed(kind: int, buf: Buffer, start: int, end: int) -> list:
     """Decode packed fixed-width values; the length must be a multiple of the width."""
     width = FIXED_WIDTH[kind]
     if (end - start) % width:
@@ -211,9 +203,9 @@ def unpack_fixed(kind: int, buf, start: int, end: int) -> list:
     return values
 
 
-def unpack_varints(kind: int, buf, start: int, end: int) -> list:
+def unpack_varints(kind: int, buf: Buffer, start: int, end: int) -> list:
     """Decode packed varints.  Tuned: one-byte values (the common case) skip the helper."""
-    out = []
+    out: list = []
     append = out.append
     pos = start
     if kind == INT64 or kind == UINT64:

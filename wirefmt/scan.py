@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import struct
 from _weakref import ref as _weakref
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Callable, Iterable
+
+    from .buffer import Buffer
+    from .message import Message
 
 from .containers import HELD, RepeatedMessages, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .reader import convert_varint, float32_nan, iter_fields, read_field, read_length, unpack_fixed, unpack_varints
-from .scangen import build_scanner
+from .scangen import build_scanner, generic_child_maker
 from .schema import (BOOL, BYTES, ENUM, FIXED_FORMAT, FIXED_WIDTH, FLOAT, I32, I64, INT32, INT64, LEN,
                      MESSAGE, SINT32, SINT64, STRING, UINT64, VARINT, WIRE_TYPE, MessageSpec, Registry)
 from .varint import encode_varint, read_varint, to_int32
@@ -314,7 +320,7 @@ _SCANNER_HELPERS = {
 }
 
 
-def decode_packed(kind: int, src, spans) -> list:
+def decode_packed(kind: int, src: Buffer, spans: list[int]) -> list:
     out: list = []
     varint = WIRE_TYPE[kind] == VARINT
     for i in range(0, len(spans), 2):
@@ -377,7 +383,7 @@ _generated = True
 _built: list = []
 
 
-def use_generated_scanners(generated: bool = True, classes=None) -> None:
+def use_generated_scanners(generated: bool = True, classes: Iterable[type[Message]] | None = None) -> None:
     """Scan with generated code (the default) or with the generic loop only.
 
     For tests and debugging: both paths must decode every input identically, and the
@@ -395,31 +401,15 @@ def use_generated_scanners(generated: bool = True, classes=None) -> None:
             cls._make_child = staticmethod(_first_make_child)
             cls._scan_into = staticmethod(_first_scan_into)
         else:
-            cls._make_child = staticmethod(_generic_make_child)
+            cls._make_child = staticmethod(_generic_child_maker())
             cls._scan_into = staticmethod(_generic_scan_into)
 
 
-def install_scanners(classes) -> None:
+def install_scanners(classes: Iterable[type[Message]]) -> None:
     """Give newly built classes the scanners currently in use (`build_classes` calls it)."""
     classes = list(classes)
     _built.extend(_weakref(c) for c in classes)
     use_generated_scanners(_generated, classes)
-
-
-def _generic_make_child(cls, parent, start: int, end: int, key: str, idx: int = HELD):
-    m = _new(cls)
-    d = m.__dict__
-    buf = d["_buf"] = parent._buf
-    d["_start"] = start
-    d["_end"] = end
-    d["_parent"] = parent
-    d["_key"] = key
-    d["_idx"] = idx
-    depth = d["_depth"] = parent._depth + 1
-    if depth > MAX_DEPTH:
-        _too_deep(m, start)
-    _generic_scan_into(m, buf[0], buf[1], start, end)
-    return m
 
 
 def _generic_scan_into(msg, src, mv, pos: int, end: int) -> None:
@@ -427,6 +417,22 @@ def _generic_scan_into(msg, src, mv, pos: int, end: int) -> None:
         _scan(msg, src, mv, pos, end)
     except DecodeError as exc:
         raise _with_path(msg, exc)
+
+
+def _generic_child_maker() -> Callable:
+    """The ``make_child`` that scans with the generic loop only (`use_generated_scanners(False)`),
+    made on first use: compiling it at import would cost every process that never needs it."""
+    maker = globals().get("_generic_make_child")
+    if maker is None:
+        maker = generic_child_maker({**_SCANNER_HELPERS, "generic_scan_into": _generic_scan_into})
+        globals()["_generic_make_child"] = maker
+    return maker
+
+
+def __getattr__(name: str) -> Callable:
+    if name == "_generic_make_child":
+        return _generic_child_maker()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _first_make_child(cls, parent, start: int, end: int, key: str, idx: int = HELD):

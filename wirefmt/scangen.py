@@ -26,6 +26,12 @@ from __future__ import annotations
 
 import marshal
 import sys
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any, Callable
+
+    from .message import Message
+    from .schema import FieldSpec
 
 from .schema import BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT, MessageSpec, Registry
 
@@ -223,7 +229,7 @@ _HOT_ORDER = {
 }
 
 
-def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> tuple[str, set]:
+def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Callable[[FieldSpec], type[Message]]) -> tuple[str, set]:
     """The body shared by the two generated functions: the if/elif chain over tags,
     and the names of the locals it keeps containers in.
 
@@ -233,7 +239,8 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> 
     """
     hot = _HOT_ORDER.get(spec.name, ())
     fields = sorted(spec.fields, key=lambda f: (hot.index(f.name) if f.name in hot else len(hot), f.number))
-    entries, long_ = [], []
+    entries: list[tuple[int, str] | None] = []
+    long_: list[tuple[int, str]] = []
     locals_: set = set()
     for f in fields:
         b = _branch(spec, registry, f, consts, cls_of, locals_)
@@ -245,7 +252,7 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> 
             if not long_:
                 entries.append(None)  # the nested chain goes here
             long_.append(b)
-    out = []
+    out: list[str] = []
     for entry in entries:
         kw = "elif" if out else "if"
         if entry is not None:
@@ -283,7 +290,7 @@ _HEADER = b"wirefmt scan code 1 " + sys.implementation.cache_tag.encode() + b" "
 _CODE_TYPE = type(_indent.__code__)
 
 
-def _compile(source: str, filename: str, key: str, cache):
+def _compile(source: str, filename: str, key: str, cache: Any) -> Any:
     """The code object of ``source``: from ``cache`` when it holds exactly this source, else
     compiled (and offered to the cache).  A cache that fails in any way is a cache miss."""
     if cache is not None:
@@ -304,7 +311,19 @@ def _compile(source: str, filename: str, key: str, cache):
     return code
 
 
-def build_scanner(cls, registry: Registry, helpers: dict, which: str):
+def generic_child_maker(helpers: dict) -> Callable:
+    """A ``make_child`` whose scan is ``helpers["generic_scan_into"]`` (the generic loop).
+
+    Made from the same template as the generated ones, so that creating a child is
+    written once whichever scan follows.
+    """
+    source = _HEADER_CHILD + "    generic_scan_into(m, src, mv, pos, end)\n    return m\n"
+    ns = dict(helpers)
+    exec(compile(source, "<wirefmt make_child generic>", "exec"), ns)  # noqa: S102 -- fixed template
+    return ns["make_child"]
+
+
+def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: str) -> Callable:
     """Generate one scan function for message class ``cls``: ``which`` is "make_child" or "scan".
 
     ``make_child(cls, parent, start, end, key, idx=HELD)`` creates and scans a child over

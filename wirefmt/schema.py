@@ -99,6 +99,17 @@ class FieldSpec(_Frozen):
     __slots__ = ("number", "name", "kind", "repeated", "type_name", "packed", "oneof", "default", "json_name",
                  "explicit_presence")
     _FIELDS = __slots__
+    # For the type checker (the values live in the slots):
+    number: int
+    name: str
+    kind: int
+    repeated: bool
+    type_name: str | None
+    packed: bool | None
+    oneof: str | None
+    default: object
+    json_name: str | None
+    explicit_presence: bool | None
 
     def __init__(self, number: int, name: str, kind: int, repeated: bool = False, type_name: str | None = None,
                  packed: bool | None = None, oneof: str | None = None, default: object = None,
@@ -132,6 +143,10 @@ class EnumSpec(_Frozen):
 
     __slots__ = ("name", "values", "closed", "names")
     _FIELDS = ("name", "values", "closed")
+    name: str
+    values: dict
+    closed: bool
+    names: dict[int, str]
 
     def __init__(self, name: str, values: dict, closed: bool = True):
         put = object.__setattr__
@@ -193,7 +208,7 @@ class MessageSpec:
 class Registry:
     """Message and enum specs by full name."""
 
-    def __init__(self, messages: Iterable[MessageSpec] = (), enums: Iterable[EnumSpec] = ()):
+    def __init__(self, messages: Iterable[MessageSpec] = (), enums: Iterable[EnumSpec] = ()) -> None:
         self.messages: dict[str, MessageSpec] = {}
         self.enums: dict[str, EnumSpec] = {}
         for m in messages:

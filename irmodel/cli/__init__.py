@@ -1,5 +1,5 @@
 """The ``irmodel`` command line: one module per command (``inspect``, ``dump``, ``raw``,
-``convert``), each adding its parser and its ``run``; this module dispatches.
+``check``, ``infer``, ``convert``), each adding its parser and its ``run``; this module dispatches.
 
 Exit status: 0 ok; 1 invalid input (`DecodeError`, `ValidationError`,
 `ExternalDataError`: the file is at fault); 2 usage or I/O error (the command line, the
@@ -22,7 +22,7 @@ from ..errors import DecodeError, ExternalDataError, ValidationError
 from .common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, OutputError, Parser, UsageError
 
 #: The commands (each a module of this package), in the order ``--help`` lists them.
-COMMANDS = ("inspect", "dump", "raw", "convert")
+COMMANDS = ("inspect", "dump", "raw", "check", "infer", "convert")
 
 
 def _command_module(name: str):
@@ -43,7 +43,7 @@ def build_parser(argv=None) -> Parser:
     is imported (`irmodel inspect` never imports the modules of dump, raw or convert)."""
     from .. import __version__  # noqa: PLC0415
 
-    p = Parser(prog="irmodel", description="Inspect, dump and convert ONNX models and protobuf files.")
+    p = Parser(prog="irmodel", description="Inspect, dump, check, infer and convert ONNX models and protobuf files.")
     p.add_argument("--version", action="version", version=f"irmodel {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     only = _chosen(argv)
@@ -66,7 +66,7 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser(argv).parse_args(argv)
     except UsageError as exc:
