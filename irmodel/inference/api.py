@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from .engine import GraphRecord, Options, Run, Scope, Slot, function_id
 from .errors import FatalError, HardError, InferenceError, NodeInferenceError
@@ -39,7 +40,7 @@ def _run_model(m, opts: Options) -> Run:
     opsets = {}
     for op in m.opset_import:
         opsets[op.domain] = op.version
-    functions = {}
+    functions: dict[str, Any] = {}  # function id -> FunctionProto view
     funcs = m.functions
     if len(funcs) > MAX_MODEL_FUNCTIONS:
         raise HardError(f"Model contains {len(funcs)} local functions, exceeding the limit of {MAX_MODEL_FUNCTIONS}.")
@@ -78,7 +79,7 @@ def _check_call_cycles(funcs) -> None:
                     for g in a.graphs:
                         stack.append(g.node)
         edges[fid] = sorted(callees)
-    state = {}
+    state: dict[str, int] = {}  # function id -> 1 on the current path, 2 done
     for root in by_id:
         if state.get(root):
             continue

@@ -11,7 +11,7 @@ from . import dims as D
 from .context import A_INTS
 from .errors import fail_shape, fail_type
 from .types import (UNSET, MapType, OptionalType, SequenceType, SparseTensorType, TensorType,
-                    dim_param_text)
+                    Dim, dim_param_text)
 
 MAX_RANK = 1024  # kMaxMaterializedRank: the largest rank materialised from a value
 
@@ -358,7 +358,7 @@ def broadcast(shapes) -> tuple:
     ``dim_param`` text, "" for an unknown dim) is kept, several give an unknown dim.
     """
     rank = max((len(s) for s in shapes), default=0)
-    out = []
+    out: list[Dim] = []
     for i in range(rank):
         value = 1
         symbolic = None

@@ -9,6 +9,8 @@ error in the reference (raised whatever the mode).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .errors import HardError, fail_type
 
 # AttributeProto.AttributeType codes.
@@ -83,7 +85,7 @@ class InferenceContext:
         self.outputs = [None] * len(node.outputs)
         self.scope = scope
         self.unbound = unbound
-        self._inferencers = None
+        self._inferencers: dict[str, Any] | None = None  # attribute name -> GraphInferencer
         self.opset_version = opset_version
 
     # -- inputs ---------------------------------------------------------------------

@@ -23,7 +23,7 @@ def missing_ops(model) -> set:
     opsets = {op.domain: op.version for op in model.opset_import}
     functions = {(f.domain, f.name): f for f in model.functions}
     missing = set()
-    seen_bodies = set()
+    seen_bodies: set[int | tuple[str, str, int]] = set()  # id() of local functions, schema keys
     stack = [(model.graph.node, opsets)]
     while stack:
         nodes, imports = stack.pop()

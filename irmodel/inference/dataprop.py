@@ -104,7 +104,7 @@ def _math(ctx) -> None:
     if na != nb and na != 1 and nb != 1:
         raise fail_shape("Invalid rank for ", op, " broadcasting: (", na, ") vs (", nb, ").")
     n = nb if na == 1 else na
-    out = []
+    out: list[int | None] = []  # None: not known
     for i in range(n):
         x = a[0 if na == 1 else i]
         y = b[0 if nb == 1 else i]

@@ -27,6 +27,7 @@ number of nodes.
 from __future__ import annotations
 
 from collections import ChainMap
+from typing import Any
 
 from . import registry, schemas
 from .context import A_FLOAT, A_FLOATS, A_INT, A_INTS, A_SPARSE_TENSOR, A_TENSOR, InferenceContext, NodeView
@@ -85,9 +86,9 @@ class Run:
         self.options = options
         self.symbols = symbols
         self.functions = functions
-        self.active = set()
-        self.records = []
-        self.missing = set()
+        self.active: set[int] = set()  # id() of the functions being expanded
+        self.records: list[GraphRecord] = []
+        self.missing: set[tuple[str, str, int]] = set()  # (domain, op_type, since_version)
         self.depth = 0
 
 
@@ -104,15 +105,16 @@ class Scope:
         self.writable = writable  # results go back into the model (not for function-body copies)
         self.opsets = opsets
         self.types = ChainMap({}, outer) if outer is not None else {}
-        self.const_data = {}
-        self.sparse_data = {}
+        self.const_data: dict[str, ConstTensor] = {}
+        self.sparse_data: dict[str, Any] = {}  # SparseTensorProto views
         self.shape_data = shape_data if shape_data is not None else {}
         self.ir_version = ir_version
         self.record = record
-        self.undefined = {}  # name -> index into record (entries declared without a type)
+        # name -> index into record (entries declared without a type)
+        self.undefined: dict[str, tuple[str, int]] = {}
         self.unsupported = False
-        self.errors = []
-        self.unbound = set()
+        self.errors: list[tuple[str, NodeView, str]] = []  # (message, node, kind)
+        self.unbound: set[str] = set()
         self.reuse_constants = True
 
     # -- types ---------------------------------------------------------------------------
@@ -136,6 +138,7 @@ class Scope:
                 self.record.assigned[key] = inferred
 
     def _declare(self, field: str, index: int, vi, t) -> None:
+        assert self.record is not None  # only process_graph declares, and its scopes have a record
         if t is not None:
             slot = Slot(t)
             self.types[vi.name] = slot
@@ -149,6 +152,9 @@ class Scope:
     # -- a graph ---------------------------------------------------------------------------
     def process_graph(self, graph, binding=None, input_overrides=None) -> None:
         """Seed the types of ``graph`` and infer its nodes (``Process(GraphProto&)``)."""
+        # Only the model's graph and sub-graphs are processed here, and both scopes are made
+        # with a GraphRecord; function bodies (record None) go through process_function.
+        assert self.record is not None
         declared = []  # (field, index, vi, type or None), each type read once
         for field in ("value_info", "input", "output"):
             for i, vi in enumerate(getattr(graph, field)):

@@ -44,7 +44,7 @@ def _verify_count(schema, n: int, what: str, node_name: str = "") -> None:
 def check_input_output_types(schema, ctx) -> None:
     _verify_count(schema, ctx.num_inputs, "input")
     _verify_count(schema, ctx.num_outputs, "output")
-    bound = {}
+    bound: dict[str, str] = {}  # type parameter -> the type string bound to it
     formal_in = schema.inputs
     for i in range(ctx.num_inputs):
         param = formal_in[i] if i < len(formal_in) else formal_in[-1]

@@ -73,6 +73,8 @@ class TensorType(_TypeBase):
     """``tensor_type``: element type code (or None) and shape (tuple of dims, or None)."""
 
     __slots__ = ("elem", "shape")
+    elem: int | None
+    shape: Shape | None
 
     def __init__(self, elem: int | None = None, shape: Shape | None = None):
         object.__setattr__(self, "elem", elem)
@@ -108,6 +110,7 @@ class SequenceType(_TypeBase):
     """``sequence_type``: the element type (a type, `UNSET`, or None when absent)."""
 
     __slots__ = ("elem",)
+    elem: Type | None
 
     def __init__(self, elem=None):
         object.__setattr__(self, "elem", elem)
@@ -132,6 +135,8 @@ class MapType(_TypeBase):
     """``map_type``: key element type code (or None) and value type (or None/UNSET)."""
 
     __slots__ = ("key", "value")
+    key: int | None
+    value: Type | None
 
     def __init__(self, key: int | None = None, value=None):
         object.__setattr__(self, "key", key)
@@ -151,6 +156,8 @@ class OpaqueType(_TypeBase):
     """``opaque_type``: domain and name (None when absent)."""
 
     __slots__ = ("domain", "name")
+    domain: str | None
+    name: str | None
 
     def __init__(self, domain: str | None = None, name: str | None = None):
         object.__setattr__(self, "domain", domain)

@@ -187,6 +187,7 @@ def scan9(ctx) -> None:
                 C.propagate_shape(ctx, i, i)
             body_inputs.append(t)
         elif has_shape:
+            assert t.shape is not None  # has_shape of a tensor type: its shape is present
             axis = _axis("scan_input_axes", D.int32(axes[i - n_state]), len(t.shape))
             seq_len = merge_in_dim(t.shape[axis], seq_len, 1)
             body_inputs.append(TensorType(t.elem, t.shape[:axis] + t.shape[axis + 1:]))
@@ -239,11 +240,13 @@ def scan8(ctx) -> None:
         if is_state:
             C.propagate_elem(ctx, i, i - 1)
             if has_shape:
+                assert t.shape is not None  # has_shape of a tensor type: its shape is present
                 C.propagate_shape(ctx, i, i - 1)
                 body_inputs.append(TensorType(t.elem, t.shape[1:]))
             else:
                 body_inputs.append(t)
         elif has_shape:
+            assert t.shape is not None  # has_shape of a tensor type: its shape is present
             body_inputs.append(TensorType(t.elem, t.shape[2:]))
             if len(t.shape) > 2:
                 batch = merge_in_dim(t.shape[0], batch, 0)

@@ -10,7 +10,7 @@ from .. import dims as D
 from ..errors import fail_shape
 from ..registry import infers, no_inference
 from ..tensordata import FLOAT, INT64
-from ..types import TensorType
+from ..types import Dim, TensorType
 from .elementwise import set_tensor_shape, tensor_shape
 
 UINT8 = 2
@@ -132,6 +132,7 @@ def _resize(version: int):
             C.check_duplicate_axes(axes, rank)
         else:
             axes = []
+        full: list[int] | list[float]  # sizes (ints) or scales (floats) spread over all axes
         if has_sizes:
             if axes:
                 if len(sizes) != len(axes):
@@ -231,6 +232,7 @@ def affine_grid(ctx) -> None:
         return
     if len(size) not in (4, 5):
         raise fail_shape("Length of input 'size' is ", len(size), ". It must be 4 for 2D or 5 for 5D.")
+    out: tuple[Dim, ...]
     if len(size) == 4:
         out = (size[0], size[2], size[3], 2)
     else:

@@ -11,7 +11,7 @@ from ..errors import HardError, fail_shape, fail_type
 from ..merge import merge_in_dim
 from ..registry import infers, no_inference
 from ..tensordata import DOUBLE, FLOAT, INT32, INT64
-from ..types import TensorType
+from ..types import Dim, TensorType
 from .elementwise import set_tensor_shape, tensor_shape
 
 INT64_T = 7
@@ -45,7 +45,7 @@ def _concat(checked_axis: bool):
                 return
         known = True
         total = 0
-        out = [None] * rank
+        out: list[Dim] = [None] * rank
         for i in range(n):
             shape = tensor_shape(ctx, i)
             if len(shape) != rank:

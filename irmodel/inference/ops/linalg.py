@@ -7,6 +7,7 @@ from .. import dims as D
 from ..errors import fail_shape
 from ..registry import infers, no_inference
 from ..tensordata import INT64
+from ..types import Dim
 from .elementwise import set_tensor_shape, tensor_shape
 
 
@@ -124,7 +125,7 @@ def einsum(ctx) -> None:
     left = equation[:mid] if mid >= 0 else equation
     labels = {}  # label -> position in `dims`
     repeated = set()
-    dims = []
+    dims: list[Dim] = []
     ellipsis_dims_value = []
     first_ellipsis = True
     num_operands = 0

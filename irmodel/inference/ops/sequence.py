@@ -14,7 +14,7 @@ from ..errors import fail_shape, fail_type
 from ..merge import union_shape_into
 from ..registry import infers
 from ..tensordata import INT32, INT64
-from ..types import UNSET, OptionalType, SequenceType, TensorType, type_from_proto
+from ..types import UNSET, Dim, OptionalType, SequenceType, TensorType, type_from_proto
 
 BOOL, INT64_T, FLOAT = 9, 7, 1
 _EMPTY = TensorType(None, None)
@@ -131,7 +131,7 @@ def concat_from_sequence(ctx) -> None:
         raise fail_shape("Invalid value of attribute 'axis'. Accepted range=[", lower, ", ", upper, "], Value=", axis)
     if axis < 0:
         axis += upper + 1
-    out = []
+    out: list[Dim] = []
     for i in range(upper + 1):
         if i == axis:
             out.append(None)

@@ -10,7 +10,7 @@ from .. import dims as D
 from ..errors import fail_shape, fail_type
 from ..registry import infers, no_inference
 from ..tensordata import INT64
-from ..types import TensorType
+from ..types import Dim, TensorType
 from .elementwise import set_tensor_shape, tensor_shape
 
 INT64_T = 7
@@ -71,7 +71,7 @@ infers("Identity", 1)(C.propagate_shape_and_type)
 def _reshape(ctx, target, allowzero: int, symbolic: bool) -> None:
     """Output shape of Reshape for ``target`` (dims: ints, names or unknown)."""
     data_shape = tensor_type_shape(ctx, 0)
-    out = []
+    out: list[Dim] = []
     neg_one = None
     unresolved = [False] * len(target)
     out_product = 1
@@ -93,7 +93,7 @@ def _reshape(ctx, target, allowzero: int, symbolic: bool) -> None:
         elif d == 0:
             if allowzero == 0:
                 unresolved[i] = True
-                new = None
+                new: Dim = None
                 if data_shape is not None:
                     if i >= len(data_shape):
                         raise fail_shape("Invalid position of 0" + ("." if symbolic else ""))
@@ -296,7 +296,7 @@ def squeeze13(ctx) -> None:
 
 def _unsqueeze_into(shape, axes) -> list:
     """Insert 1s at the sorted output positions ``axes``."""
-    out = []
+    out: list[Dim] = []
     j = 0
     for d in shape:
         while j < len(axes) and axes[j] == len(out):

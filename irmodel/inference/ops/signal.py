@@ -160,6 +160,7 @@ def stft(ctx) -> None:
             return
         size = window[0]
     else:
+        assert frame_length is not None  # window is None here, and both None returned above
         if frame_length.dims:
             raise fail_shape("frame_length input must be scalar.")
         size = int(scalar_value(frame_length))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import common as C
 from ..errors import fail_shape
 from ..registry import infers
-from ..types import TensorType
+from ..types import Dim, TensorType
 from .elementwise import binary_broadcast_shape, tensor_shape
 
 STRING, BOOL, INT64, FLOAT = 8, 9, 7, 1
@@ -23,6 +23,7 @@ def string_normalizer(ctx) -> None:
     if not C.has_input_shape(ctx, 0):
         return
     shape = tensor_shape(ctx, 0)
+    out: tuple[Dim, ...]
     if len(shape) == 1:
         out = (None,)
     elif len(shape) == 2:
@@ -71,6 +72,7 @@ def tfidf(ctx) -> None:
         raise fail_shape("ngram_indexes must be non-empty with no negative values")
     last = max(indexes) + 1
     shape = tensor_shape(ctx, 0)
+    out: tuple[Dim, ...]
     if len(shape) == 1:
         out = (last,)
     elif len(shape) == 2:
