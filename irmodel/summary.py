@@ -177,11 +177,12 @@ class Census:
         self._done = 0
         items = walk(model)
         if stream and model.HasField("graph"):
+            span = exact_span(model.graph)
             spans = item_spans(model.graph, "node")
-            if spans is not None:
+            if span is not None and spans is not None:  # the graph is exactly its bytes
                 rest = top_level(model)
                 next(rest)  # the main graph, streamed here instead
-                self._stream_main_graph(model.graph, spans)
+                self._stream_main_graph(model.graph, span[0], spans)
                 items = walk_items(rest)
         visit = self._visit
         for item in items:
@@ -208,7 +209,7 @@ class Census:
         if self._progress is not None and not self._done & 1023:
             self._progress(self._done, self._total)
 
-    def _stream_main_graph(self, g: Any, spans: list) -> None:
+    def _stream_main_graph(self, g: Any, src: Any, spans: list) -> None:
         """The main graph's items as `walk` orders them, plain nodes read from their bytes."""
         where = (None, "graph", None)
         self._visit((GRAPH, g, where))
@@ -216,7 +217,6 @@ class Census:
             self._visit((TENSOR, t, (where, "initializer", i)))
         for i, t in enumerate(g.sparse_initializer):
             self._visit((SPARSE_TENSOR, t, (where, "sparse_initializer", i)))
-        src = exact_span(g)[0]
         depth = g._depth + 1
         counts: dict = {}  # (op_type, domain) -> nodes; named once at the end
         get = counts.get

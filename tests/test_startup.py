@@ -68,6 +68,8 @@ def test_loading_and_reading_a_model_needs_no_more():
                                     "irmodel.helper", "irmodel.external_write", "wirefmt.encoder", "typing"}),
     (["raw", LENET], {"irmodel.cli.inspect", "irmodel.cli.dump", "irmodel.cli.convert", "irmodel.summary"}),
     (["dump", LENET], {"irmodel.cli.inspect", "irmodel.cli.raw", "irmodel.cli.convert"}),
+    (["check", LENET], {"irmodel.cli.inspect", "irmodel.cli.infer", "irmodel.cli.convert", "irmodel.summary"}),
+    (["infer", LENET], {"irmodel.cli.inspect", "irmodel.cli.check", "irmodel.cli.convert", "irmodel.summary"}),
 ])
 def test_a_command_imports_only_its_own_module(argv, absent):
     loaded = _modules_after("import contextlib, io\nfrom irmodel.cli import main\n"
@@ -85,14 +87,12 @@ def test_help_still_lists_every_command(capsys):
 
 
 def test_lazy_names_are_the_same_objects_as_their_modules():
-    import irmodel.external_data as ed
-    import irmodel.external_write as ew
-    import irmodel.helper as helper
+    import importlib
 
-    for name, module in irmodel._LAZY.items():
+    for name, module in irmodel._LAZY_NAMES.items():
         value = getattr(irmodel, name)
-        target = {"external_data": ed, "external_write": ew, "helper": helper}[module]
-        assert value is (target if name == "helper" else getattr(target, name)), name
+        target = importlib.import_module(f"irmodel.{module}")
+        assert value is (target if name == module else getattr(target, name)), name
     assert set(irmodel.__all__) <= set(dir(irmodel))
     for name in irmodel.__all__:
         assert getattr(irmodel, name) is not None, name

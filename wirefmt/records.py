@@ -11,6 +11,8 @@ class for the type checker as a ``NamedTuple`` under ``TYPE_CHECKING`` and with
 
 from __future__ import annotations
 
+from _operator import itemgetter  # built into the interpreter: `operator` is not imported
+
 
 def named_tuple(name: str, fields: tuple, module: str) -> type:
     """A tuple subclass with the given field names; its subclasses add ``__slots__ = ()``."""
@@ -34,5 +36,5 @@ def named_tuple(name: str, fields: tuple, module: str) -> type:
           "__getnewargs__": lambda self: tuple(self), "_asdict": lambda self: dict(zip(fields, self)),
           "__module__": module, "__qualname__": f"_{name}Fields"}
     for i, field in enumerate(fields):
-        ns[field] = property(lambda self, i=i: self[i], doc=f"Field {i}: {field}.")
+        ns[field] = property(itemgetter(i), doc=f"Field {i}: {field}.")
     return type(f"_{name}Fields", (tuple,), ns)

@@ -283,7 +283,9 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Cal
 # their header (the bytecode magic number) before they are unmarshalled.
 
 try:
-    from _frozen_importlib_external import MAGIC_NUMBER as _MAGIC
+    from _frozen_importlib_external import MAGIC_NUMBER
+
+    _MAGIC = bytes(MAGIC_NUMBER)
 except ImportError:  # not CPython: the version string stands for the bytecode format
     _MAGIC = sys.version.encode()
 _HEADER = b"wirefmt scan code 1 " + sys.implementation.cache_tag.encode() + b" " + _MAGIC + b"\n"

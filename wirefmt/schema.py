@@ -182,7 +182,7 @@ class MessageSpec:
             return NotImplemented
         return (self.name, self.fields, self.syntax) == (other.name, other.fields, other.syntax)
 
-    __hash__ = None  # mutable, as the dataclass it replaces
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
 
     def __repr__(self) -> str:
         return f"MessageSpec(name={self.name!r}, fields={self.fields!r}, syntax={self.syntax!r})"

@@ -6,7 +6,9 @@ import argparse
 import os
 import stat
 import sys
-from typing import Any, Callable, Iterable, NoReturn
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any, Callable, Iterable, NoReturn
 
 from ..errors import ValidationError
 from ..progress import Progress

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
 
 from .common import EXIT_OK, load_model, write_lines
 
