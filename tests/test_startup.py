@@ -181,7 +181,8 @@ def test_the_second_process_loads_the_code_the_first_one_compiled(tmp_path):
 
 def test_a_stored_entry_is_used_only_for_exactly_its_source(tmp_path):
     _, _, saved, where, ops = _read_with_cache(tmp_path)
-    node_file = os.path.join(where, "irmodel.NodeProto.make_child.bin")
+    node_file = next(os.path.join(where, f) for f in os.listdir(where)
+                     if f.startswith("irmodel.NodeProto.make_child."))
     data = open(node_file, "rb").read()
     header = scangen._HEADER
     assert data.startswith(header)
@@ -222,12 +223,18 @@ def test_the_schema_decides_what_is_reused_in_process():
     v1 = classes([FieldSpec(1, "a", INT64)])
     data = b"\x08\x05\x12\x02hi\x18\x01"
     assert v1.FromString(data).a == 5
-    assert list(cache.data) == ["cachetest.T.scan"]
-    stored = cache.data["cachetest.T.scan"]
+    [key1] = cache.data
+    assert key1.startswith("cachetest.T.scan.")
+    stored = cache.data[key1]
     v2 = classes([FieldSpec(1, "a", INT64), FieldSpec(2, "b", STRING), FieldSpec(3, "k", ENUM, type_name="K")])
     m = v2.FromString(data)
     assert (m.a, m.b, m.k) == (5, "hi", 1)  # not the old code: it knew no field b
-    assert cache.data["cachetest.T.scan"] != stored
+    assert len(cache.data) == 2 and cache.data[key1] == stored  # both versions kept
+    # an entry under the new key holding the old source is refused (the source is compared)
+    key2 = next(k for k in cache.data if k != key1)
+    cache.data[key2] = stored
+    v2b = classes([FieldSpec(1, "a", INT64), FieldSpec(2, "b", STRING), FieldSpec(3, "k", ENUM, type_name="K")])
+    assert v2b.FromString(data).b == "hi" and cache.data[key2] != stored
     v3 = classes([FieldSpec(1, "a", INT64), FieldSpec(2, "b", STRING), FieldSpec(3, "k", ENUM, type_name="K")])
     before = dict(cache.data)
     assert v3.FromString(data).b == "hi" and cache.data == before  # same schema: reused

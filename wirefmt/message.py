@@ -34,7 +34,7 @@ from . import values as _values
 from .containers import HELD, UNATTACHED_DEFAULT, RepeatedMessages, RepeatedScalars, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
-from .scan import decode_packed, install_scanners, new_instance, tag_table
+from .scan import decode_packed, install_scanners, new_instance
 from .schema import BYTES, MESSAGE, FieldSpec, MessageSpec, Registry
 
 
@@ -58,7 +58,7 @@ class Message:
     # Set per generated class.
     _spec: MessageSpec
     _registry: Registry
-    _tags: dict
+    _tags: dict | None  # tag -> entry of the generic scan (`scan.tag_table`), made on its first use
     _fields: dict  # name -> FieldSpec
     _checks: dict  # name -> value validator
     _implicit: frozenset  # proto3 fields without presence: written only when not default
@@ -517,7 +517,7 @@ def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None) 
             "_type_name": name,
             "_fields": dict(spec.by_name),
             "_checks": checks,
-            "_tags": tag_table(spec, registry, checks),
+            "_tags": None,  # made by the first generic scan of the type: most never need it
             "_classes": {},
             "_code_cache": code_cache,
             "_implicit": frozenset(f.name for f in spec.fields

@@ -63,6 +63,9 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
     """
     d = msg.__dict__
     tags = msg._tags
+    if tags is None:
+        cls = type(msg)
+        tags = cls._tags = tag_table(cls._spec, cls._registry, cls._checks)
     lazy = d.get("_lazy")
     start = pos
     try:

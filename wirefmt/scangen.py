@@ -349,7 +349,11 @@ def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: 
         source = _HEADER_CHILD + init + _LOOP_HEAD + body + _LOOP_TAIL + "    return m\n"
     else:
         source = _HEADER_SCAN + init + _LOOP_HEAD + body + _LOOP_TAIL
-    code = _compile(source, f"<wirefmt {which} {spec.name}>", f"{cls.__module__}.{spec.name}.{which}",
+    # The key names the source, so that two versions of a schema or of this generator (two
+    # checkouts, say) keep an entry each instead of replacing each other's; the source
+    # stored with the code is still compared in full (`_compile`).
+    fingerprint = f"{len(source):x}-{sum(source.encode()) & 0xFFFFFF:06x}"
+    code = _compile(source, f"<wirefmt {which} {spec.name}>", f"{cls.__module__}.{spec.name}.{which}.{fingerprint}",
                     cls._code_cache)
     exec(code, ns)  # noqa: S102 -- source built above from the schema tables only
     return ns[which]

@@ -7,7 +7,6 @@ range; users of `onnx` rely on both, so the same rules apply here.
 
 from __future__ import annotations
 
-import math
 import struct
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
@@ -31,6 +30,8 @@ def to_float32(x: float) -> float:
     except OverflowError:
         # struct refuses values above FLT_MAX that C's conversion would round down
         # (those within half an ulp) or to infinity; decide as C does.
+        import math  # noqa: PLC0415 (this rare path only: an extension module to load)
+
         if math.isfinite(x) and abs(x) < _FLOAT32_MAX * (1 + 2 ** -25):
             return math.copysign(_FLOAT32_MAX, x)
         return math.copysign(math.inf, x)
