@@ -90,8 +90,20 @@ def _generic(src, pos: int, end: int, depth: int) -> tuple:
 
 
 # The two loops below read one-byte tags of length-delimited and varint fields inline
-# (a ``Constant``'s attribute and tensor are nothing else) and every other field through
-# `_field`.  A read past the end leaves ``pos > end``: not well formed, False.
+# (a ``Constant``'s attribute and tensor are nothing else; an attribute's ``type`` has a
+# two-byte tag, read inline too) and every other field through `_field`.  A read past the
+# end leaves ``pos > end``: not well formed, False.
+
+
+def _skip_varint(src, q: int) -> int:
+    """The position after the varint at ``q``, or -1 if it is longer than 10 bytes (the
+    check `wirefmt.varint.read_varint` makes; running past the message is the caller's)."""
+    limit = q + 9
+    while src[q] > 127:
+        if q >= limit:
+            return -1
+        q += 1
+    return q + 1
 
 def _plain_tensor(src, pos: int, end: int, depth: int) -> bool:
     """A well-formed TensorProto that does not set ``data_location`` (so it is not external)."""
@@ -106,7 +118,9 @@ def _plain_tensor(src, pos: int, end: int, depth: int) -> bool:
             if wt == _VARINT:
                 if tag == _DATA_LOCATION_TAG:
                     return False
-                pos = pos + 2 if src[pos + 1] < 128 else read_varint(src, pos + 1, end)[1]
+                pos = pos + 2 if src[pos + 1] < 128 else _skip_varint(src, pos + 1)
+                if pos < 0:
+                    return False
                 continue
         number, wt, _, pos = _field(src, pos, end, depth)
         if number == _DATA_LOCATION and wt == _VARINT:
@@ -135,8 +149,15 @@ def _plain_attribute(src, pos: int, end: int, depth: int) -> bool:
                     return False
                 continue
             if wt == _VARINT:
-                pos = pos + 2 if src[pos + 1] < 128 else read_varint(src, pos + 1, end)[1]
+                pos = pos + 2 if src[pos + 1] < 128 else _skip_varint(src, pos + 1)
+                if pos < 0:
+                    return False
                 continue
+        elif tag > 127 and src[pos + 1] < 128 and tag & 7 == _VARINT:  # a two-byte tag: `type`
+            pos = pos + 3 if src[pos + 2] < 128 else _skip_varint(src, pos + 2)
+            if pos < 0:
+                return False
+            continue
         number, wt, a, pos = _field(src, pos, end, depth)
         if wt != _LEN:
             continue
