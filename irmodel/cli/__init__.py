@@ -19,17 +19,28 @@ import os
 import sys
 
 from ..errors import DecodeError, ExternalDataError, ValidationError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
 from .common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, OutputError, Parser, UsageError
 
 #: The commands (each a module of this package), in the order ``--help`` lists them.
 COMMANDS = ("inspect", "dump", "raw", "check", "infer", "convert")
 
 
-def _command_module(name: str):
+def _command_module(name: str) -> ModuleType:
     return __import__(f"{__name__}.{name}", fromlist=("_",))
 
 
-def _chosen(argv) -> str | None:
+def __getattr__(name: str) -> ModuleType:
+    """``irmodel.cli.convert`` and the other command modules, imported when first named."""
+    if name in COMMANDS:
+        return _command_module(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _chosen(argv: list[str] | None) -> str | None:
     """The command a command line names (its first argument that is not an option), if any."""
     import sys as _sys  # noqa: PLC0415
 
@@ -38,7 +49,7 @@ def _chosen(argv) -> str | None:
     return first if first in COMMANDS else None
 
 
-def build_parser(argv=None) -> Parser:
+def build_parser(argv: list[str] | None = None) -> Parser:
     """The parser; for a command line that names a command, only that command's module
     is imported (`irmodel inspect` never imports the modules of dump, raw or convert)."""
     from .. import __version__  # noqa: PLC0415
