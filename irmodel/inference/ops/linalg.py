@@ -77,17 +77,6 @@ def gemm7(ctx) -> None:
 no_inference("Gemm", 1)
 
 
-def _unify_input_shape(ctx, i: int, dims: list) -> list:
-    """``ctx.unifyInputShape(i, dims)``: each dim refined by the input's (ranks must agree)."""
-    if not C.has_input_shape(ctx, i):
-        return dims
-    s = C.input_shape(ctx, i)
-    if len(s) != len(dims):
-        raise fail_shape("Input ", i, " expected to have rank ", len(dims), " but has rank ", len(s), " in ",
-                         ctx.display_name(), ".")
-    return [D.unify(src, d) for src, d in zip(s, dims)]
-
-
 @infers("Gemm", 13)
 def gemm13(ctx) -> None:
     C.propagate_elem(ctx, 0, 0)
@@ -95,13 +84,13 @@ def gemm13(ctx) -> None:
     tb = _flag(ctx, "transB")
     m = n = k = None
     if ta:
-        k, m = _unify_input_shape(ctx, 0, [k, m])
+        k, m = C.unify_input_shape(ctx, 0, [k, m])
     else:
-        m, k = _unify_input_shape(ctx, 0, [m, k])
+        m, k = C.unify_input_shape(ctx, 0, [m, k])
     if tb:
-        n, k = _unify_input_shape(ctx, 1, [n, k])
+        n, k = C.unify_input_shape(ctx, 1, [n, k])
     else:
-        k, n = _unify_input_shape(ctx, 1, [k, n])
+        k, n = C.unify_input_shape(ctx, 1, [k, n])
     C.set_output_shape(ctx, 0, (m, n))
 
 

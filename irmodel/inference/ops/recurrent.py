@@ -5,7 +5,6 @@ from __future__ import annotations
 from .. import common as C
 from ..errors import fail_shape
 from ..registry import infers, no_inference
-from .conv import unify_input_shape
 
 
 def _common(ctx):
@@ -85,8 +84,8 @@ def rnn22(ctx) -> None:
     directions, hidden = _common(ctx)
     layout = C.attr_int(ctx, "layout", 0)
     if layout == 0:
-        seq, batch, _ = unify_input_shape(ctx, 0, [None, None, None])
+        seq, batch, _ = C.unify_input_shape(ctx, 0, [None, None, None])
     else:
-        batch, seq, _ = unify_input_shape(ctx, 0, [None, None, None])
+        batch, seq, _ = C.unify_input_shape(ctx, 0, [None, None, None])
     _outputs(ctx, seq, batch, directions, hidden, layout)
 
