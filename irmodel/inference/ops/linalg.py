@@ -200,32 +200,39 @@ def einsum(ctx) -> None:
 
 # -- Det, TopK ------------------------------------------------------------------------------------------
 
-@infers("Det", 11)
-def det(ctx) -> None:
-    C.propagate_elem(ctx, 0, 0)
-    if C.has_input_shape(ctx, 0):
-        s = tensor_shape(ctx, 0)
-        rank = len(s)
-        if rank < 2:
-            raise fail_shape("Input rank must be >= 2.")
-        w, h = s[rank - 1], s[rank - 2]
-        if type(w) is int and type(h) is int and w != h:
-            raise fail_shape("The inner-most 2 dimensions must have the same size (mat_w:", w, " != mat_h:", h,
-                             ").")
-        set_tensor_shape(ctx, 0, s[:rank - 2])
+def _det(check_square):
+    """Det maps a batch of square matrices to the batch shape; ``check_square(h, w)`` is the version's rule."""
+    def infer(ctx) -> None:
+        C.propagate_elem(ctx, 0, 0)
+        if C.has_input_shape(ctx, 0):
+            s = tensor_shape(ctx, 0)
+            rank = len(s)
+            if rank < 2:
+                raise fail_shape("Input rank must be >= 2.")
+            check_square(s[rank - 2], s[rank - 1])
+            set_tensor_shape(ctx, 0, s[:rank - 2])
+    return infer
 
 
-@infers("Det", 22)
-def det22(ctx) -> None:
-    C.propagate_elem(ctx, 0, 0)
-    if C.has_input_shape(ctx, 0):
-        s = tensor_shape(ctx, 0)
-        rank = len(s)
-        if rank < 2:
-            raise fail_shape("Input rank must be >= 2.")
-        m = D.unify(s[rank - 2], None)
-        D.unify(s[rank - 1], m)
-        set_tensor_shape(ctx, 0, s[:rank - 2])
+def _det11_square(h, w) -> None:
+    if type(w) is int and type(h) is int and w != h:
+        raise fail_shape("The inner-most 2 dimensions must have the same size (mat_w:", w, " != mat_h:", h, ").")
+
+
+def _det22_square(h, w) -> None:
+    D.unify(w, D.unify(h, None))
+
+
+infers("Det", 11)(_det(_det11_square))
+infers("Det", 22)(_det(_det22_square))
+
+
+def _set_topk_outputs(ctx, shape, axis: int, k) -> None:
+    """Values and indices both take the input shape with ``k`` along ``axis``."""
+    result = list(shape)
+    result[axis] = k
+    C.set_output_shape(ctx, 0, result)
+    C.set_output_shape(ctx, 1, result)
 
 
 def _topk_axis(ctx, shape) -> int:
@@ -249,10 +256,7 @@ def topk1(ctx) -> None:
     k = C.attr_int(ctx, "k", -1)
     if k <= 0:
         raise fail_shape("Invalid value for attribute k")
-    result = list(shape)
-    result[axis] = k
-    C.set_output_shape(ctx, 0, result)
-    C.set_output_shape(ctx, 1, result)
+    _set_topk_outputs(ctx, shape, axis, k)
 
 
 @infers("TopK", 10)
@@ -273,10 +277,7 @@ def topk10(ctx) -> None:
         value = k.values(INT64)[0]
         if axis_dim < value:
             raise fail_shape("Axis has less than the requested k elements.")
-        result = list(shape)
-        result[axis] = value
-        C.set_output_shape(ctx, 0, result)
-        C.set_output_shape(ctx, 1, result)
+        _set_topk_outputs(ctx, shape, axis, value)
         return
     for o in (0, 1):
         current = C.output_shape(ctx, o) or ()
