@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import irmodel
+from corpus_mutations import draw_mutated_model_bytes
 from irmodel import AttributeProto, TensorProto, helper
 
 
@@ -30,29 +31,10 @@ def check_outcome(data, **kwargs) -> str:
 
 # -- bytes ---------------------------------------------------------------------------------------
 
-MUTATIONS = st.sampled_from(["truncate", "flip", "insert", "delete", "random"])
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutated_corpus_bytes_never_crash_the_checker(node_corpus, data):
-    small = [b for _, b in node_corpus if len(b) < 4096]
-    buf = bytearray(data.draw(st.sampled_from(small)))
-    kind = data.draw(MUTATIONS)
-    if kind == "truncate":
-        buf = buf[:data.draw(st.integers(0, max(0, len(buf) - 1)))]
-    elif kind == "flip":
-        for _ in range(data.draw(st.integers(1, 4))):
-            i = data.draw(st.integers(0, len(buf) - 1))
-            buf[i] ^= 1 << data.draw(st.integers(0, 7))
-    elif kind == "insert":
-        i = data.draw(st.integers(0, len(buf)))
-        buf[i:i] = data.draw(st.binary(min_size=1, max_size=12))
-    elif kind == "delete":
-        i = data.draw(st.integers(0, len(buf) - 1))
-        del buf[i:i + data.draw(st.integers(1, 8))]
-    else:
-        buf = bytearray(data.draw(st.binary(max_size=256)))
+    buf = draw_mutated_model_bytes(data, node_corpus)
     outcome = check_outcome(bytes(buf), check_custom_domain=data.draw(st.booleans()))
     if outcome == "valid":  # what we accept, protobuf parses and onnx accepts
         import onnx

@@ -134,18 +134,12 @@ class Functions:
                 add("F907", f"{path}.input[{i}]", f"Graph must be in single static assignment (SSA) form, "
                                                   f"however '{short(name)}' has been used multiple times.")
             names.add(name)
-        seen = set()
-        for i, name in enumerate(f.output):
-            if name in seen:
-                add("F908", f"{path}.output[{i}]", f"function ({fname}) should not have duplicate outputs "
-                                                   f"specified. ('{short(name)}' is listed twice)")
-            seen.add(name)
-        seen = set()
-        for i, name in enumerate(f.attribute):
-            if name in seen:
-                add("F909", f"{path}.attribute[{i}]", f"function ({fname}) should not have duplicate "
-                                                      f"attributes specified. ('{short(name)}')")
-            seen.add(name)
+        for i, name in _repeats(f.output):
+            add("F908", f"{path}.output[{i}]", f"function ({fname}) should not have duplicate outputs "
+                                               f"specified. ('{short(name)}' is listed twice)")
+        for i, name in _repeats(f.attribute):
+            add("F909", f"{path}.attribute[{i}]", f"function ({fname}) should not have duplicate "
+                                                  f"attributes specified. ('{short(name)}')")
         has = lex.this_or_ancestor_graph_has
         nodes = f.node
         for k in range(len(nodes)):
@@ -201,6 +195,17 @@ class _Discard:
 
     def add(self, *args, **kwargs) -> None:
         pass
+
+
+def _repeats(names) -> list:
+    """(index, name) of each entry of ``names`` that an earlier entry already holds."""
+    seen = set()
+    found = []
+    for i, name in enumerate(names):
+        if name in seen:
+            found.append((i, name))
+        seen.add(name)
+    return found
 
 
 def _callees(f, index_of: dict) -> list:

@@ -8,6 +8,8 @@ rules are about their values (sorted, in range).
 
 from __future__ import annotations
 
+from ..dtypes import ELEM_TYPES
+
 import struct
 
 from wirefmt import DecodeError
@@ -20,21 +22,12 @@ INT64_MAX = (1 << 63) - 1
 _UNDEFINED, _INT64, _STRING = 0, 7, 8
 _EXTERNAL = 1  # TensorProto.EXTERNAL
 
-# raw_data size per data type, as the reference checks it: elements per byte for the
-# packed sub-byte types, bytes per element for the others.  Types not listed (FLOAT6*,
-# unknown codes) have no raw_data size rule.
-_RAW_ELEMS_PER_BYTE = {21: 2, 22: 2, 23: 2, 25: 4, 26: 4}
-_RAW_BYTES_PER_ELEM = {2: 1, 3: 1, 9: 1, 17: 1, 18: 1, 19: 1, 20: 1, 24: 1,
-                       4: 2, 5: 2, 10: 2, 16: 2,
-                       1: 4, 6: 4, 12: 4,
-                       11: 8, 7: 8, 13: 8, 14: 8,
-                       15: 16}
 # Typed storage per data type: (field, values per element, elements per value).  A data
 # type not listed is "unrecognized" when it is not stored in raw_data.
 _TYPED = {
     1: ("float_data", 1, 1), 14: ("float_data", 2, 1),
     11: ("double_data", 1, 1), 15: ("double_data", 2, 1),
-    **{dt: ("int32_data", 1, 1) for dt in (6, 2, 3, 4, 5, 9, 10, 16, 17, 18, 19, 20, 24)},
+    **{dt: ("int32_data", 1, 1) for dt in (6, 2, 3, 4, 5, 9, 10, 16, 17, 18, 19, 20, 24, 27, 28)},
     21: ("int32_data", 1, 8), 22: ("int32_data", 1, 8), 23: ("int32_data", 1, 8),
     25: ("int32_data", 1, 16), 26: ("int32_data", 1, 16),
     7: ("int64_data", 1, 1),
@@ -139,18 +132,15 @@ def _check_raw(report, t, path, node, name, dtype, nelem) -> None:
         report.add("T607", f"{path}.raw_data",
                    f"STRING data (tensor name: {name}) should not be stored in raw_data field", node)
         return
-    per_byte = _RAW_ELEMS_PER_BYTE.get(dtype)
-    if per_byte is not None:
-        needed = -(-nelem // per_byte)
-    else:
-        width = _RAW_BYTES_PER_ELEM.get(dtype)
-        if width is None:
-            return  # the reference has no size rule for this type
-        needed = nelem * width
-        if needed > INT64_MAX:
-            report.add("T604", f"{path}.dims", f"TensorProto (tensor name: {name}) has a shape too "
-                                               "large to validate against its data type.", node)
-            return
+    et = ELEM_TYPES.get(dtype)
+    if et is None or not et.bits:
+        return  # an unknown type code: the reference has no size rule for it
+    # ceil(elements * bits / 8): whole-byte types, and the 2-, 4- and 6-bit packed ones.
+    needed = -(-nelem * et.bits // 8)
+    if needed > INT64_MAX:
+        report.add("T604", f"{path}.dims", f"TensorProto (tensor name: {name}) has a shape too "
+                                           "large to validate against its data type.", node)
+        return
     size = len(t.raw_data)  # a view's length: no page of the weights is touched
     if size < needed:
         report.add("T609", f"{path}.raw_data",

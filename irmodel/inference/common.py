@@ -281,6 +281,14 @@ def unify_input_dim(ctx, n: int, dim_index: int, d):
     return d
 
 
+def unify_input_shape(ctx, n: int, dims: list) -> list:
+    """``unifyInputShape``: each of ``dims`` refined by input ``n``'s dim (whose rank must match)."""
+    if not has_input_shape(ctx, n):
+        return dims
+    check_input_rank(ctx, n, len(dims))
+    return [D.unify(src, d) for src, d in zip(input_shape(ctx, n), dims)]
+
+
 # -- output shapes ------------------------------------------------------------------------------
 
 def output_shape(ctx, o: int):

@@ -41,6 +41,14 @@ def _verify_count(schema, n: int, what: str, node_name: str = "") -> None:
             raise HardError(f"{prefix} has output size {n} not in allowed output sizes.")
 
 
+def _bind_homogeneous(bound: dict[str, str], param, ts: str) -> None:
+    """A homogeneous parameter binds its type string on first sight; later inputs and outputs must match."""
+    if param.is_homogeneous:
+        prev = bound.setdefault(param.type_str, ts)
+        if prev != ts:
+            raise HardError(f"{param.name} has inconsistent type {ts}")
+
+
 def check_input_output_types(schema, ctx) -> None:
     _verify_count(schema, ctx.num_inputs, "input")
     _verify_count(schema, ctx.num_outputs, "output")
@@ -55,10 +63,7 @@ def check_input_output_types(schema, ctx) -> None:
         ts = type_string(t)
         if allowed and ts not in allowed:
             raise HardError(f"{param.name} typestr: {param.type_str}, has unsupported type: {ts}")
-        if param.is_homogeneous:
-            prev = bound.setdefault(param.type_str, ts)
-            if prev != ts:
-                raise HardError(f"{param.name} has inconsistent type {ts}")
+        _bind_homogeneous(bound, param, ts)
     formal_out = schema.outputs
     for o in range(ctx.num_outputs):
         param = formal_out[o] if o < len(formal_out) else formal_out[-1]
@@ -75,10 +80,7 @@ def check_input_output_types(schema, ctx) -> None:
         ts = type_string(t)
         if allowed and ts not in allowed:
             raise HardError(f"{param.name} has unsupported type {ts}")
-        if param.is_homogeneous:
-            prev = bound.setdefault(param.type_str, ts)
-            if prev != ts:
-                raise HardError(f"{param.name} has inconsistent type {ts}")
+        _bind_homogeneous(bound, param, ts)
 
 
 def verify_node(schema, node) -> None:

@@ -7,7 +7,6 @@ from .. import dims as D
 from ..errors import fail_shape, fail_type
 from ..registry import infers
 from ..types import TensorType
-from .conv import unify_input_shape
 
 
 def _value(d) -> int:
@@ -134,13 +133,13 @@ def causal_conv_with_state(ctx) -> None:
     C.propagate_elem(ctx, 0, 0)
     C.propagate_elem(ctx, 0, 1)
     C.propagate_shape(ctx, 0, 0)
-    b, c, _l = unify_input_shape(ctx, 0, [None, None, None])
-    c, _one, k = unify_input_shape(ctx, 1, [c, 1, None])
+    b, c, _l = C.unify_input_shape(ctx, 0, [None, None, None])
+    c, _one, k = C.unify_input_shape(ctx, 1, [c, 1, None])
     if ctx.has_input(2):
-        (c,) = unify_input_shape(ctx, 2, [c])
+        (c,) = C.unify_input_shape(ctx, 2, [c])
     k_minus_1 = None
     if ctx.has_input(3):
-        b, c, k_minus_1 = unify_input_shape(ctx, 3, [b, c, k_minus_1])
+        b, c, k_minus_1 = C.unify_input_shape(ctx, 3, [b, c, k_minus_1])
     k_minus_1 = D.unify(D.sub_int(k, 1), k_minus_1)
     if type(k) is int and k < 1:
         raise fail_shape("Kernel size k must be >= 1, got ", k)
@@ -176,15 +175,15 @@ def linear_attention(ctx) -> None:
     C.propagate_elem(ctx, 3 if (has_past and type(past) is TensorType) else 0, 1)
     b = t = qp = kp = vp = dk = dv = None
     hkv = kh if kh > 0 else None
-    b, t, qp = unify_input_shape(ctx, 0, [b, t, qp])
-    b, t, kp = unify_input_shape(ctx, 1, [b, t, kp])
-    b, t, vp = unify_input_shape(ctx, 2, [b, t, vp])
+    b, t, qp = C.unify_input_shape(ctx, 0, [b, t, qp])
+    b, t, kp = C.unify_input_shape(ctx, 1, [b, t, kp])
+    b, t, vp = C.unify_input_shape(ctx, 2, [b, t, vp])
     if has_past:
-        b, hkv, dk, dv = unify_input_shape(ctx, 3, [b, hkv, dk, dv])
+        b, hkv, dk, dv = C.unify_input_shape(ctx, 3, [b, hkv, dk, dv])
     if has_decay:
-        b, t, _ = unify_input_shape(ctx, 4, [b, t, None])
+        b, t, _ = C.unify_input_shape(ctx, 4, [b, t, None])
     if has_beta:
-        b, t, _ = unify_input_shape(ctx, 5, [b, t, None])
+        b, t, _ = C.unify_input_shape(ctx, 5, [b, t, None])
     for packed, heads, what in ((qp, qh, "query"), (kp, kh, "key")):
         if heads > 0 and type(packed) is int:
             if D.trunc_rem(packed, heads) != 0:

@@ -145,6 +145,17 @@ def _axis(attrib: str, axis: int, rank: int) -> int:
     return axis if axis >= 0 else axis + rank
 
 
+def _scan_axes(ctx, side: str, count: int) -> list:
+    """``scan_{side}_axes``: one axis per scan {side}; all 0 when the attribute is absent."""
+    axes = C.attr_ints(ctx, f"scan_{side}_axes")
+    if axes is None:
+        return [0] * count
+    if len(axes) != count:
+        raise fail_shape("Number of scan ", side, " axes specified (", len(axes),
+                         ") is not equal to number of scan ", side, "s (", count, ").")
+    return axes
+
+
 @infers("Scan", 9)
 def scan9(ctx) -> None:
     n = ctx.num_inputs
@@ -159,20 +170,8 @@ def scan9(ctx) -> None:
         raise fail_shape("The number of outputs of the Scan (", n_out, ") should equal the sum of the number of "
                          "loop state variables (", n_state, ") and the number of scan-outputs.")
     n_scan_out = n_out - n_state
-    axes = C.attr_ints(ctx, "scan_input_axes")
-    if axes is not None:
-        if len(axes) != n_scan:
-            raise fail_shape("Number of scan input axes specified (", len(axes),
-                             ") is not equal to number of scan inputs (", n_scan, ").")
-    else:
-        axes = [0] * n_scan
-    out_axes = C.attr_ints(ctx, "scan_output_axes")
-    if out_axes is not None:
-        if len(out_axes) != n_scan_out:
-            raise fail_shape("Number of scan output axes specified (", len(out_axes),
-                             ") is not equal to number of scan outputs (", n_scan_out, ").")
-    else:
-        out_axes = [0] * n_scan_out
+    axes = _scan_axes(ctx, "input", n_scan)
+    out_axes = _scan_axes(ctx, "output", n_scan_out)
     body_inputs = []
     seq_len = None
     for i in range(n):

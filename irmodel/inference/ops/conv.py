@@ -257,24 +257,13 @@ def _pooled_shape(ctx, n: int) -> list:
     return pooled
 
 
-def unify_input_shape(ctx, i: int, dims: list) -> list:
-    """``ctx.unifyInputShape(i, dims)``: ``dims`` refined by input ``i`` (whose rank must match)."""
-    if not C.has_input_shape(ctx, i):
-        return dims
-    s = C.input_shape(ctx, i)
-    if len(s) != len(dims):
-        raise fail_shape("Input ", i, " expected to have rank ", len(dims), " but has rank ", len(s), " in ",
-                         ctx.display_name(), ".")
-    return [D.unify(src, d) for src, d in zip(s, dims)]
-
-
 @infers("MaxRoiPool", 22)
 def max_roi_pool22(ctx) -> None:
     C.propagate_elem(ctx, 0, 0)
     if not C.has_n_input_shapes(ctx, 2):
         return
-    _n, c, _h, _w = unify_input_shape(ctx, 0, [None] * 4)
-    num_rois, _five = unify_input_shape(ctx, 1, [None, 5])
+    _n, c, _h, _w = C.unify_input_shape(ctx, 0, [None] * 4)
+    num_rois, _five = C.unify_input_shape(ctx, 1, [None, 5])
     pooled = _pooled_shape(ctx, 2)
     C.set_output_shape(ctx, 0, (num_rois, c, pooled[0], pooled[1]))
 

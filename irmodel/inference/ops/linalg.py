@@ -77,17 +77,6 @@ def gemm7(ctx) -> None:
 no_inference("Gemm", 1)
 
 
-def _unify_input_shape(ctx, i: int, dims: list) -> list:
-    """``ctx.unifyInputShape(i, dims)``: each dim refined by the input's (ranks must agree)."""
-    if not C.has_input_shape(ctx, i):
-        return dims
-    s = C.input_shape(ctx, i)
-    if len(s) != len(dims):
-        raise fail_shape("Input ", i, " expected to have rank ", len(dims), " but has rank ", len(s), " in ",
-                         ctx.display_name(), ".")
-    return [D.unify(src, d) for src, d in zip(s, dims)]
-
-
 @infers("Gemm", 13)
 def gemm13(ctx) -> None:
     C.propagate_elem(ctx, 0, 0)
@@ -95,13 +84,13 @@ def gemm13(ctx) -> None:
     tb = _flag(ctx, "transB")
     m = n = k = None
     if ta:
-        k, m = _unify_input_shape(ctx, 0, [k, m])
+        k, m = C.unify_input_shape(ctx, 0, [k, m])
     else:
-        m, k = _unify_input_shape(ctx, 0, [m, k])
+        m, k = C.unify_input_shape(ctx, 0, [m, k])
     if tb:
-        n, k = _unify_input_shape(ctx, 1, [n, k])
+        n, k = C.unify_input_shape(ctx, 1, [n, k])
     else:
-        k, n = _unify_input_shape(ctx, 1, [k, n])
+        k, n = C.unify_input_shape(ctx, 1, [k, n])
     C.set_output_shape(ctx, 0, (m, n))
 
 
@@ -211,32 +200,39 @@ def einsum(ctx) -> None:
 
 # -- Det, TopK ------------------------------------------------------------------------------------------
 
-@infers("Det", 11)
-def det(ctx) -> None:
-    C.propagate_elem(ctx, 0, 0)
-    if C.has_input_shape(ctx, 0):
-        s = tensor_shape(ctx, 0)
-        rank = len(s)
-        if rank < 2:
-            raise fail_shape("Input rank must be >= 2.")
-        w, h = s[rank - 1], s[rank - 2]
-        if type(w) is int and type(h) is int and w != h:
-            raise fail_shape("The inner-most 2 dimensions must have the same size (mat_w:", w, " != mat_h:", h,
-                             ").")
-        set_tensor_shape(ctx, 0, s[:rank - 2])
+def _det(check_square):
+    """Det maps a batch of square matrices to the batch shape; ``check_square(h, w)`` is the version's rule."""
+    def infer(ctx) -> None:
+        C.propagate_elem(ctx, 0, 0)
+        if C.has_input_shape(ctx, 0):
+            s = tensor_shape(ctx, 0)
+            rank = len(s)
+            if rank < 2:
+                raise fail_shape("Input rank must be >= 2.")
+            check_square(s[rank - 2], s[rank - 1])
+            set_tensor_shape(ctx, 0, s[:rank - 2])
+    return infer
 
 
-@infers("Det", 22)
-def det22(ctx) -> None:
-    C.propagate_elem(ctx, 0, 0)
-    if C.has_input_shape(ctx, 0):
-        s = tensor_shape(ctx, 0)
-        rank = len(s)
-        if rank < 2:
-            raise fail_shape("Input rank must be >= 2.")
-        m = D.unify(s[rank - 2], None)
-        D.unify(s[rank - 1], m)
-        set_tensor_shape(ctx, 0, s[:rank - 2])
+def _det11_square(h, w) -> None:
+    if type(w) is int and type(h) is int and w != h:
+        raise fail_shape("The inner-most 2 dimensions must have the same size (mat_w:", w, " != mat_h:", h, ").")
+
+
+def _det22_square(h, w) -> None:
+    D.unify(w, D.unify(h, None))
+
+
+infers("Det", 11)(_det(_det11_square))
+infers("Det", 22)(_det(_det22_square))
+
+
+def _set_topk_outputs(ctx, shape, axis: int, k) -> None:
+    """Values and indices both take the input shape with ``k`` along ``axis``."""
+    result = list(shape)
+    result[axis] = k
+    C.set_output_shape(ctx, 0, result)
+    C.set_output_shape(ctx, 1, result)
 
 
 def _topk_axis(ctx, shape) -> int:
@@ -260,10 +256,7 @@ def topk1(ctx) -> None:
     k = C.attr_int(ctx, "k", -1)
     if k <= 0:
         raise fail_shape("Invalid value for attribute k")
-    result = list(shape)
-    result[axis] = k
-    C.set_output_shape(ctx, 0, result)
-    C.set_output_shape(ctx, 1, result)
+    _set_topk_outputs(ctx, shape, axis, k)
 
 
 @infers("TopK", 10)
@@ -284,10 +277,7 @@ def topk10(ctx) -> None:
         value = k.values(INT64)[0]
         if axis_dim < value:
             raise fail_shape("Axis has less than the requested k elements.")
-        result = list(shape)
-        result[axis] = value
-        C.set_output_shape(ctx, 0, result)
-        C.set_output_shape(ctx, 1, result)
+        _set_topk_outputs(ctx, shape, axis, value)
         return
     for o in (0, 1):
         current = C.output_shape(ctx, o) or ()

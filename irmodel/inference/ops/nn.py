@@ -9,7 +9,6 @@ from .. import dims as D
 from ..errors import fail_shape
 from ..registry import infers, no_inference
 from ..types import TensorType
-from .conv import unify_input_shape
 from .elementwise import same_as_input, set_tensor_shape, tensor_shape
 
 BOOL, INT64_T = 9, 7
@@ -159,7 +158,7 @@ def nll22(ctx) -> None:
         target[i] = C.unify_input_dim(ctx, 0, 0 if i == 0 else i + 1, target[i])
     c = C.unify_input_dim(ctx, 0, 1, None)
     if ctx.num_inputs == 3 and C.has_input_shape(ctx, 2):
-        unify_input_shape(ctx, 2, [c])
+        C.unify_input_shape(ctx, 2, [c])
     if C.attr_str(ctx, "reduction", "mean") == "none":
         set_tensor_shape(ctx, 0, target)
     else:
@@ -198,9 +197,9 @@ def roi_align10(ctx) -> None:
 @infers("RoiAlign", 22)
 def roi_align22(ctx) -> None:
     C.propagate_elem(ctx, 0, 0)
-    _n, c, _h, _w = unify_input_shape(ctx, 0, [None] * 4)
-    rois, _four = unify_input_shape(ctx, 1, [None, 4])
-    (rois,) = unify_input_shape(ctx, 2, [rois])
+    _n, c, _h, _w = C.unify_input_shape(ctx, 0, [None] * 4)
+    rois, _four = C.unify_input_shape(ctx, 1, [None, 4])
+    (rois,) = C.unify_input_shape(ctx, 2, [rois])
     h = D.unify_value(None, C.attr_int(ctx, "output_height", 1))
     w = D.unify_value(None, C.attr_int(ctx, "output_width", 1))
     C.set_output_shape(ctx, 0, (rois, c, h, w))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from .. import common as C
 from ..errors import fail_shape
 from ..registry import infers, no_inference
-from .conv import unify_input_shape
 
 
 def _common(ctx):
@@ -28,16 +27,21 @@ def _outputs(ctx, seq, batch, directions, hidden, layout: int) -> None:
             C.set_output_shape(ctx, o, (directions, batch, hidden) if layout == 0 else (batch, directions, hidden))
 
 
+def _seq_and_batch(ctx) -> tuple:
+    """The (seq_length, batch_size) of a sequence-first rank-3 input X, each None when unknown."""
+    if not C.has_input_shape(ctx, 0):
+        return None, None
+    s = C.input_shape(ctx, 0)
+    if len(s) != 3:
+        raise fail_shape("First input tensor must have rank 3")
+    return s[0], s[1]
+
+
 @infers(("RNN", "LSTM"), 1)
 @infers("GRU", 3)
 def rnn1(ctx) -> None:
     directions, hidden = _common(ctx)
-    seq = batch = None
-    if C.has_input_shape(ctx, 0):
-        s = C.input_shape(ctx, 0)
-        if len(s) != 3:
-            raise fail_shape("First input tensor must have rank 3")
-        seq, batch = s[0], s[1]
+    seq, batch = _seq_and_batch(ctx)
     output_sequence = C.attr_int(ctx, "output_sequence", 0) != 0
     n = ctx.num_outputs
     if n == 0:
@@ -57,12 +61,7 @@ no_inference("GRU", 1)
 @infers(("RNN", "GRU", "LSTM"), 7)
 def rnn7(ctx) -> None:
     directions, hidden = _common(ctx)
-    seq = batch = None
-    if C.has_input_shape(ctx, 0):
-        s = C.input_shape(ctx, 0)
-        if len(s) != 3:
-            raise fail_shape("First input tensor must have rank 3")
-        seq, batch = s[0], s[1]
+    seq, batch = _seq_and_batch(ctx)
     _outputs(ctx, seq, batch, directions, hidden, 0)
 
 
@@ -85,8 +84,8 @@ def rnn22(ctx) -> None:
     directions, hidden = _common(ctx)
     layout = C.attr_int(ctx, "layout", 0)
     if layout == 0:
-        seq, batch, _ = unify_input_shape(ctx, 0, [None, None, None])
+        seq, batch, _ = C.unify_input_shape(ctx, 0, [None, None, None])
     else:
-        batch, seq, _ = unify_input_shape(ctx, 0, [None, None, None])
+        batch, seq, _ = C.unify_input_shape(ctx, 0, [None, None, None])
     _outputs(ctx, seq, batch, directions, hidden, layout)
 

@@ -40,6 +40,18 @@ def _onesided_length(d, inverse: bool):
     return (d >> 1) + 1
 
 
+def _dft_input_shape(ctx, onesided: bool, inverse: bool):
+    """Propagates the element type; the input's shape, checked as a DFT input, or None when unknown."""
+    C.propagate_elem(ctx, 0, 0)
+    if not C.has_input_shape(ctx, 0):
+        return None
+    shape = C.input_shape(ctx, 0)
+    if len(shape) < 2:
+        raise fail_shape("input tensor must have rank >= 2, including the complex dimension.")
+    _check_last_dim(shape, onesided, inverse)
+    return shape
+
+
 def _finish(ctx, out: list, onesided: bool, inverse: bool) -> None:
     out[-1] = 1 if (onesided and inverse) else 2
     C.set_output_shape(ctx, 0, out)
@@ -48,16 +60,12 @@ def _finish(ctx, out: list, onesided: bool, inverse: bool) -> None:
 @infers("DFT", 17)
 def dft17(ctx) -> None:
     onesided, inverse = _flag(ctx, "onesided"), _flag(ctx, "inverse")
-    C.propagate_elem(ctx, 0, 0)
-    if not C.has_input_shape(ctx, 0):
+    shape = _dft_input_shape(ctx, onesided, inverse)
+    if shape is None:
         return
-    shape = C.input_shape(ctx, 0)
     out = list(shape)
     axis = D.int32(C.attr_int(ctx, "axis", 1))
     rank = len(shape)
-    if rank < 2:
-        raise fail_shape("input tensor must have rank >= 2, including the complex dimension.")
-    _check_last_dim(shape, onesided, inverse)
     _check_axis(axis, rank)
     idx = axis if axis >= 0 else axis + rank
     length = None
@@ -78,14 +86,10 @@ def dft17(ctx) -> None:
 @infers("DFT", 20)
 def dft20(ctx) -> None:
     onesided, inverse = _flag(ctx, "onesided"), _flag(ctx, "inverse")
-    C.propagate_elem(ctx, 0, 0)
-    if not C.has_input_shape(ctx, 0):
+    shape = _dft_input_shape(ctx, onesided, inverse)
+    if shape is None:
         return
-    shape = C.input_shape(ctx, 0)
     rank = len(shape)
-    if rank < 2:
-        raise fail_shape("input tensor must have rank >= 2, including the complex dimension.")
-    _check_last_dim(shape, onesided, inverse)
     out = list(shape)
     if ctx.has_input(2) and ctx.input_data(2) is None:
         if onesided or ctx.has_input(1):
