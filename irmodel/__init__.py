@@ -6,7 +6,7 @@ functions when first called.
 
 from __future__ import annotations
 
-from .errors import DecodeError, EncodeError, ExternalDataError, ValidationError
+from .errors import DecodeError, EncodeError, ExternalDataError, SourceChangedError, ValidationError
 from .external_data import (ExternalDataInfo, load_external_data_for_model,
                             load_external_data_for_tensor, read_external_data, uses_external_data)
 from .external_write import (convert_model_from_external_data, convert_model_to_external_data,
@@ -92,6 +92,7 @@ _EXTERNAL_DATA_NAMES = [
 __all__ = [
     "load", "loads", "save", "dumps", "to_dict", "from_dict", "message_class", "IR_VERSION",
     "DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "ParseError",
+    "SourceChangedError",
     "to_array", "from_array", *_EXTERNAL_DATA_NAMES,
     *[n for n in _CLASSES if "." not in n],
 ]

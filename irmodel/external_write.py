@@ -42,7 +42,7 @@ import stat
 import sys
 from typing import Iterable
 
-from .origin import Origin, origin_of, set_origin
+from .origin import Origin, check_unchanged, origin_of, set_origin
 from .external_data import (_CHUNK, _DEFAULT, _EXTERNAL, ExternalDataInfo, _check_bounds,
                             _contained, _error, _get_all_tensors, _get_initializer_tensors,
                             _map_file, check_location, external_tensors,
@@ -370,6 +370,7 @@ def save_with_external_data(model, f, all_tensors_to_one_file: bool = True,
 
     path = _model_path(f)
     base = os.path.dirname(path)
+    check_unchanged(model)  # before any data file is written from the mapped ones
     if location is None and all_tensors_to_one_file:
         location = os.path.basename(path) + ".data"
     origin = origin_of(model)

@@ -13,6 +13,7 @@ import math
 
 from .errors import EncodeError, ParseError
 from .limits import MAX_DEPTH
+from .safetext import json_bytes
 from .schema import BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT64_KINDS, INTEGER_KINDS, MESSAGE, STRING
 from .values import shortest_float32
 
@@ -27,8 +28,8 @@ def _special(x: float):
 
 def _scalar_to_json(f, value, enum_names):
     k = f.kind
-    if k == STRING:
-        return value if isinstance(value, str) else str(value)
+    if k == STRING:  # bytes: invalid UTF-8, in json_format's form (wirefmt.safetext)
+        return value if isinstance(value, str) else json_bytes(value)
     if k == BYTES:
         return base64.b64encode(value).decode("ascii")
     if k in INT64_KINDS:
@@ -127,10 +128,16 @@ def _scalar_from_json(f, value, registry, path: str):
     raise ParseError(f"{path}: unsupported field kind {k}")
 
 
-def from_dict(data: dict, cls, path: str | None = None):
-    """Build a message of class ``cls`` from ``MessageToDict`` output (either key style)."""
+def from_dict(data: dict, cls, path: str | None = None, _level: int = 1):
+    """Build a message of class ``cls`` from ``MessageToDict`` output (either key style).
+
+    Nesting is limited as ``json_format.ParseDict`` limits it: a chain of more than
+    `MAX_DEPTH` messages (the root counted) raises `ParseError`, never RecursionError.
+    """
     registry = cls._registry
     path = path or cls._type_name
+    if _level > MAX_DEPTH:
+        raise ParseError(f"{path}: messages nested more than {MAX_DEPTH} deep")
     if not isinstance(data, dict):
         raise ParseError(f"{path}: expected an object, got {type(data).__name__}")
     by_camel = {f.camel_name: f for f in cls._spec.fields}
@@ -151,7 +158,7 @@ def from_dict(data: dict, cls, path: str | None = None):
                 raise ParseError(f"{fpath}: expected a list, got {type(value).__name__}")
             if f.kind == MESSAGE:
                 sub = cls._classes[f.name]
-                items = [from_dict(v, sub, f"{fpath}[{i}]") for i, v in enumerate(value)]
+                items = [from_dict(v, sub, f"{fpath}[{i}]", _level + 1) for i, v in enumerate(value)]
             else:
                 items = [_scalar_from_json(f, v, registry, f"{fpath}[{i}]") for i, v in enumerate(value)]
             try:
@@ -159,7 +166,7 @@ def from_dict(data: dict, cls, path: str | None = None):
             except (TypeError, ValueError) as exc:
                 raise ParseError(f"{fpath}: {exc}") from None
         elif f.kind == MESSAGE:
-            setattr(msg, f.name, from_dict(value, cls._classes[f.name], fpath))
+            setattr(msg, f.name, from_dict(value, cls._classes[f.name], fpath, _level + 1))
         else:
             try:
                 setattr(msg, f.name, _scalar_from_json(f, value, registry, fpath))
