@@ -305,7 +305,7 @@ def tensor_text(t) -> str:
         ext = external_entries(t)
         loc = ext.pop("location", None)
         where = "external " + (name_text(loc) if loc is not None else "(no location)")
-        where += "".join(f", {k} {name_text(v)}" for k, v in ext.items())
+        where += "".join(f", {name_text(k)} {name_text(v)}" for k, v in ext.items())
         parts.append(where)
         return " ".join(parts)
     if source == "raw_data":

@@ -134,14 +134,14 @@ def _fields(buf, start: int, end: int, depth: int, groups: _GroupExtents):
     """`reader.iter_fields`, with groups skipped through ``groups`` (each body read once)."""
     pos = start
     while pos < end:
+        if buf[pos] & 7 != SGROUP:  # the wire type is in the low bits of the tag's first byte
+            f, pos = read_field(buf, pos, end, depth)
+            yield f
+            continue
         tag_start = pos
         number, wt, after_tag = read_tag(buf, pos, end)
-        if wt == SGROUP:
-            body_end, pos = groups.skip(buf, after_tag, end, number, depth + 1)
-            yield Field(number, wt, None, after_tag, body_end, tag_start)
-        else:
-            f, pos = read_field(buf, tag_start, end, depth)
-            yield f
+        body_end, pos = groups.skip(buf, after_tag, end, number, depth + 1)
+        yield Field(number, wt, None, after_tag, body_end, tag_start)
 
 
 def parses_as_message(buf, start: int, end: int, depth: int = 0,

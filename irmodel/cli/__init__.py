@@ -48,9 +48,21 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
+_parser: Parser | None = None
+
+
+def _cached_parser() -> Parser:
+    """The parser, built once per process: parsing does not change it, and programs
+    (and tests) that call `main` many times need not rebuild it each time."""
+    global _parser
+    if _parser is None:
+        _parser = build_parser()
+    return _parser
+
+
 def main(argv=None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        args = _cached_parser().parse_args(argv)
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except SystemExit as exc:  # --help, --version
