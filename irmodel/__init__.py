@@ -6,6 +6,12 @@ functions when first called.
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:
+    import numpy as np
+
 from .errors import DecodeError, EncodeError, ExternalDataError, SourceChangedError, ValidationError
 from .external_data import (ExternalDataInfo, load_external_data_for_model,
                             load_external_data_for_tensor, read_external_data, uses_external_data)
@@ -21,7 +27,7 @@ from .proto import IR_VERSION
 __version__ = "0.1.0"
 
 
-def save(model, f, save_as_external_data: bool = False, all_tensors_to_one_file: bool = True,
+def save(model: Any, f: str | os.PathLike[str] | BinaryIO, save_as_external_data: bool = False, all_tensors_to_one_file: bool = True,
          location: str | None = None, size_threshold: int = 1024, convert_attribute: bool = False,
          *, checksum: bool = False) -> None:
     """Write ``model`` to a path (atomically) or a binary file object.
@@ -49,13 +55,13 @@ def save(model, f, save_as_external_data: bool = False, all_tensors_to_one_file:
     save_message(model, f)
 
 
-def to_dict(msg, preserving_proto_field_name: bool = True) -> dict:
+def to_dict(msg: Any, preserving_proto_field_name: bool = True) -> dict:
     """What ``json_format.MessageToDict(msg, preserving_proto_field_name=True)`` gives."""
     from wirefmt import to_dict as _to_dict  # noqa: PLC0415
     return _to_dict(msg, preserving_proto_field_name)
 
 
-def from_dict(data: dict, type_name: str = "ModelProto"):
+def from_dict(data: dict, type_name: str = "ModelProto") -> Any:
     """The inverse of `to_dict`; accepts proto field names and lowerCamelCase JSON names."""
     from wirefmt import from_dict as _from_dict  # noqa: PLC0415
     return _from_dict(data, message_class(type_name))
@@ -66,7 +72,7 @@ def from_dict(data: dict, type_name: str = "ModelProto"):
 from . import helper  # noqa: E402
 
 
-def to_array(tensor, base_dir: str | None = None, *, verify_checksum: bool = False):
+def to_array(tensor: Any, base_dir: str | None = None, *, verify_checksum: bool = False) -> np.ndarray:
     """The numpy array a TensorProto holds (``onnx.numpy_helper.to_array``), zero-copy where it can.
 
     A wrapper, so that numpy is imported on the first call and not by ``import irmodel``;
@@ -76,10 +82,30 @@ def to_array(tensor, base_dir: str | None = None, *, verify_checksum: bool = Fal
     return _to_array(tensor, base_dir, verify_checksum=verify_checksum)
 
 
-def from_array(array, name: str | None = None):
+def from_array(array: np.ndarray, name: str | None = None) -> Any:
     """A TensorProto holding a numpy array (``onnx.numpy_helper.from_array``); see `irmodel.tensors`."""
     from .tensors import from_array as _from_array  # noqa: PLC0415
     return _from_array(array, name)
+
+
+# The checker and inference layers, imported on first use of one of their names, so that
+# ``import irmodel`` stays fast and standard-library only: name -> submodule.
+_LAZY_NAMES = {
+    **dict.fromkeys(("check_model", "check_graph", "check_node", "check_function", "check_tensor",
+                     "check_sparse_tensor", "check_attribute", "check_value_info", "CheckerContext",
+                     "LexicalScopeContext", "Problem"), "checker"),
+    **dict.fromkeys(("infer_shapes", "infer_shapes_path", "infer_node_outputs", "InferenceError"),
+                    "inference"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'irmodel' has no attribute {name!r}")
+    import importlib  # noqa: PLC0415
+
+    return getattr(importlib.import_module(f".{module}", __name__), name)
 
 
 _EXTERNAL_DATA_NAMES = [
@@ -93,6 +119,6 @@ __all__ = [
     "load", "loads", "save", "dumps", "to_dict", "from_dict", "message_class", "IR_VERSION",
     "DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "ParseError",
     "SourceChangedError",
-    "to_array", "from_array", *_EXTERNAL_DATA_NAMES,
+    "to_array", "from_array", *_EXTERNAL_DATA_NAMES, *_LAZY_NAMES,
     *[n for n in _CLASSES if "." not in n],
 ]

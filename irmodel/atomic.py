@@ -47,7 +47,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import Callable
+from typing import Any, Callable, cast
 
 # The name a temporary file has when it needs one: hidden, recognisably ours, unique.
 TEMP_PREFIX = ".~"
@@ -166,6 +166,8 @@ class _Pending:
     """
 
     __slots__ = ("path", "directory", "fh", "tmp", "existed")
+    fh: Any  # a BufferedWriter over the open file, or None
+    tmp: Any  # str or None
 
     def __init__(self, path: str, directory: str | None, existed: bool):
         self.path = path
@@ -177,7 +179,7 @@ class _Pending:
     def name_temporarily(self) -> None:
         """Trade the descriptor of an anonymous file for a temporary name."""
         if self.fh is not None:
-            self.tmp = _link_temp(self.fh.fileno(), self.directory, self.path)
+            self.tmp = _link_temp(self.fh.fileno(), cast(str, self.directory), self.path)  # set with fh
             self._close()
 
     def commit(self) -> None:
@@ -263,7 +265,7 @@ def _keep_owner_and_mode(fd: int, tmp: str | None, st: os.stat_result) -> None:
     if hasattr(os, "fchmod"):
         os.fchmod(fd, mode)
     else:
-        os.chmod(tmp, mode)
+        os.chmod(cast(str, tmp), mode)  # no fchmod: the file was opened by name
 
 
 def _write_pending(path, write: Callable) -> _Pending:
@@ -313,7 +315,7 @@ class AtomicFiles:
     def __init__(self) -> None:
         self._pending: list = []
 
-    def write(self, path, write: Callable) -> None:
+    def write(self, path: str | bytes | os.PathLike, write: Callable) -> None:
         pending = _write_pending(path, write)
         self._pending.append(pending)
         anonymous = [p for p in self._pending if p.fh is not None]
@@ -352,7 +354,7 @@ class AtomicFiles:
         self.discard()  # after a commit there is nothing left to discard
 
 
-def atomic_write(path, write: Callable) -> None:
+def atomic_write(path: str | bytes | os.PathLike, write: Callable) -> None:
     """Run ``write(fileobj)`` into a new file and put it in place of ``path`` atomically.
 
     See the module docstring for what is guaranteed (the previous file or the complete

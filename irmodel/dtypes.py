@@ -15,7 +15,11 @@ follow the reference's ``onnx._mapping.TENSOR_TYPE_MAP`` and ``helper.tensor_dty
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 # Storage "kinds": how a type is kept in the typed (non-raw) fields.  Each kind is one
 # decoding rule in `tensors.py`; several ONNX types share a rule.
@@ -185,7 +189,7 @@ def _ml_dtypes(purpose: str):
     return ml_dtypes
 
 
-def np_dtype(code: int, tensor_name: str = ""):
+def np_dtype(code: int, tensor_name: str = "") -> np.dtype:
     """The numpy dtype of ONNX type ``code`` (ml_dtypes types need that package)."""
     dt = _np_cache.get(code)
     if dt is not None:
@@ -202,7 +206,7 @@ def np_dtype(code: int, tensor_name: str = ""):
     return dt
 
 
-def onnx_type_of(dtype) -> int:
+def onnx_type_of(dtype: npt.DTypeLike) -> int:
     """The ONNX type code for a numpy dtype, as ``helper.np_dtype_to_tensor_dtype`` maps it.
 
     Lookup is by dtype equality, so a non-native byte order (``>f4`` on a little-endian
@@ -224,7 +228,7 @@ def onnx_type_of(dtype) -> int:
                     continue
             _from_np_cache[np_dtype(code)] = code
         _from_np_complete = complete
-    code = _from_np_cache.get(dtype)
+    code = _from_np_cache.get(dtype)  # type: ignore[assignment]  # code is reused after the loop over int codes
     if code is not None:
         return code
     if np.issubdtype(dtype, np.str_):

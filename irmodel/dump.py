@@ -19,7 +19,7 @@ import codecs
 import math
 import re
 import struct
-from typing import Iterator
+from typing import Any, Iterator
 
 from wirefmt import raw as _raw
 from wirefmt.limits import MAX_DEPTH
@@ -191,7 +191,7 @@ def _typed_values(dtype: int, name: str, stored: list, n: int) -> list:
 _OVERLONG_VARINT = re.compile(rb"[\x80-\xff]{10}")
 
 
-def _well_formed(chunk, fixed) -> bool:
+def _well_formed(chunk: memoryview, fixed: struct.Struct | None) -> bool:
     """Whether a packed chunk decodes: a whole number of fixed-width values, or varints
     that end in the chunk and are at most 10 bytes long.  A dump must not show the first
     values of a field that every reader refuses (C-speed checks, no decoding)."""
@@ -200,7 +200,7 @@ def _well_formed(chunk, fixed) -> bool:
     return not chunk or (chunk[-1] < 0x80 and _OVERLONG_VARINT.search(chunk) is None)
 
 
-def preview_values(t, limit: int = PREVIEW_VALUES) -> tuple[str, list]:
+def preview_values(t: Any, limit: int = PREVIEW_VALUES) -> tuple[str, list]:
     """``(source, values)``: where the tensor's data is and its first ``limit`` elements.
 
     ``source`` is ``"raw_data"``, a typed field name, ``"external"`` (nothing is read)
@@ -233,12 +233,12 @@ def quote(text) -> str:
     return _safe_quote(text, MAX_STRING_CHARS)
 
 
-def name_text(s) -> str:
+def name_text(s: str | bytes | memoryview) -> str:
     """A name as is when it is a plain identifier-like word, else quoted (and cut)."""
     return _safe_name(s, MAX_STRING_CHARS)
 
 
-def bytes_text(b) -> str:
+def bytes_text(b: bytes | memoryview) -> str:
     """A byte string as quoted text when it is printable UTF-8, else length and hex preview.
 
     Reads at most the bytes it could show: a long text is judged by its head.
@@ -259,7 +259,7 @@ def bytes_text(b) -> str:
     return f"<{n} bytes: {hexed}{' ...' if n > MAX_HEX_BYTES else ''}>"
 
 
-def value_text(v, exact: bool = False) -> str:
+def value_text(v: Any, exact: bool = False) -> str:
     """One element or scalar value; floats to 6 significant digits unless ``exact``."""
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -295,7 +295,7 @@ def _dims_text(t) -> str:
     return f"[{shown}]"
 
 
-def tensor_text(t) -> str:
+def tensor_text(t: Any) -> str:
     """The one-line summary of a TensorProto: name, type, shape, data source, first values."""
     parts = [name_text(t.name)] if t.name else []
     parts.append(dtype_name(t.data_type) + _dims_text(t))
@@ -491,7 +491,7 @@ def _unknown_lines(msg, pad: str, depth: int) -> Iterator[str]:
         start, end = spans[i], spans[i + 1]
         buf = msg._buf[0]
         if not isinstance(start, int):  # a field kept as bytes rather than as a span
-            buf, start, end = start, 0, len(start)
+            buf, start, end = start, 0, len(start)  # type: ignore[arg-type]  # a non-int start is the bytes of a synthetic unknown field
         for item in _raw.walk(buf, start, end, max_depth=limit):
             yield pad + INDENT + _raw.format_item(item, buf)
 
@@ -516,7 +516,7 @@ def _message_lines(msg, label: str, depth: int) -> Iterator[str]:
     yield from _unknown_lines(msg, inner, depth + 1)
 
 
-def dump_lines(msg) -> Iterator[str]:
+def dump_lines(msg: Any) -> Iterator[str]:
     """The text form of ``msg`` (any message), one line at a time.
 
     Recursion follows message nesting, which the message layer bounds at `MAX_DEPTH`.

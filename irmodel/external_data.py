@@ -62,7 +62,7 @@ import os
 import re
 import stat
 from itertools import chain
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from .errors import ExternalDataError
 from .origin import Origin, file_state, origin_of, set_origin
@@ -104,7 +104,7 @@ def _error(tensor_name: str, location, problem: str) -> ExternalDataError:
 
 # -- parsing -------------------------------------------------------------------------------
 
-def location_problem(location) -> str | None:
+def location_problem(location: str) -> str | None:
     """What makes ``location`` unsafe as an external-data location, or None if it is safe.
 
     Path rules only (empty, NUL, too long, absolute, a directory, ``..``); no file is
@@ -144,7 +144,7 @@ class ExternalDataInfo:
 
     __slots__ = ("location", "offset", "length", "checksum", "basepath", "tensor_name")
 
-    def __init__(self, tensor) -> None:
+    def __init__(self, tensor: Any) -> None:
         name = tensor.name
         self.tensor_name = name
         entries: dict = {}
@@ -192,7 +192,7 @@ def _first_location(tensor):
     return None
 
 
-def uses_external_data(tensor) -> bool:
+def uses_external_data(tensor: Any) -> bool:
     """True when the tensor says its data is in an external file (``data_location``)."""
     return tensor.HasField("data_location") and tensor.data_location == _EXTERNAL
 
@@ -408,7 +408,7 @@ def _base_dir_of(tensor, base_dir, location: str) -> str:
         return os.fspath(base_dir)
     origin = origin_of(tensor)
     found = origin.base_dir if origin is not None else None
-    if found is None or not origin.load_external:
+    if found is None or not origin.load_external:  # type: ignore[union-attr]  # found is not None only when origin is not None
         why = ("its model was loaded with load_external_data=False" if found is not None
                else "its model was not loaded from a file")
         raise _error(tensor.name, location, f"the data is external but {why}; pass base_dir= "
@@ -416,7 +416,7 @@ def _base_dir_of(tensor, base_dir, location: str) -> str:
     return found
 
 
-def read_external_data(tensor, base_dir: str | None = None, *, verify_checksum: bool = False) -> memoryview:
+def read_external_data(tensor: Any, base_dir: str | None = None, *, verify_checksum: bool = False) -> memoryview:
     """The bytes of an external tensor: a read-only view into its file's mapping.
 
     ``base_dir`` defaults to the directory the tensor's model was loaded from (when it
@@ -471,7 +471,7 @@ def _verify(view, info: ExternalDataInfo) -> None:
                      f"the data has {actual}")
 
 
-def load_external_data_for_tensor(tensor, base_dir: str | None, *, verify_checksum: bool = False) -> None:
+def load_external_data_for_tensor(tensor: Any, base_dir: str | None, *, verify_checksum: bool = False) -> None:
     """Make the tensor's data inline: ``raw_data`` set, ``external_data`` cleared.
 
     As the reference does, ``data_location`` becomes DEFAULT.  ``raw_data`` is a view of
@@ -488,7 +488,7 @@ def _make_inline(tensor, view) -> None:
     tensor.ClearField("external_data")
 
 
-def load_external_data_for_model(model, base_dir: str | None, *, verify_checksum: bool = False) -> None:
+def load_external_data_for_model(model: Any, base_dir: str | None, *, verify_checksum: bool = False) -> None:
     """Make every external tensor of ``model`` inline (see `load_external_data_for_tensor`).
 
     All tensors are validated and mapped first, so a refused one leaves the model as it
@@ -520,7 +520,7 @@ def _get_all_tensors(model) -> Iterable:
     return chain(_get_initializer_tensors(model), _get_attribute_tensors(model))
 
 
-def external_tensors(model) -> Iterator:
+def external_tensors(model: Any) -> Iterator[Any]:
     """Every tensor of ``model`` marked external, in the order the reference visits them.
 
     Initializers and tensor attributes, in subgraphs and functions too: the tensors

@@ -40,7 +40,7 @@ import os
 import re
 import stat
 import sys
-from typing import Iterable
+from typing import Any, BinaryIO, Callable, Iterable, cast
 
 from .origin import Origin, check_unchanged, origin_of, set_origin
 from .external_data import (_CHUNK, _DEFAULT, _EXTERNAL, ExternalDataInfo, _check_bounds,
@@ -58,7 +58,7 @@ _BYTES_OVERHEAD = sys.getsizeof(b"")
 
 # -- converting ----------------------------------------------------------------------------
 
-def set_external_data(tensor, location: str, offset: int | None = None, length: int | None = None,
+def set_external_data(tensor: Any, location: str, offset: int | None = None, length: int | None = None,
                       checksum: str | None = None, basepath: str | None = None) -> None:
     """Mark a tensor that has ``raw_data`` as external, with these entries (in this order)."""
     if not tensor.HasField("raw_data"):
@@ -101,7 +101,7 @@ def _is_valid_filename(name) -> bool:
     return len(name.encode()) <= _NAME_MAX and location_problem(name) is None
 
 
-def convert_model_to_external_data(model, all_tensors_to_one_file: bool = True,
+def convert_model_to_external_data(model: Any, all_tensors_to_one_file: bool = True,
                                    location: str | None = None, size_threshold: int = 1024,
                                    convert_attribute: bool = False) -> None:
     """Mark tensors with ``raw_data`` of at least ``size_threshold`` as external.
@@ -128,7 +128,7 @@ def convert_model_to_external_data(model, all_tensors_to_one_file: bool = True,
                 set_external_data(tensor, name if _is_valid_filename(name) else _random_name())
 
 
-def convert_model_from_external_data(model) -> None:
+def convert_model_from_external_data(model: Any) -> None:
     """Undo `convert_model_to_external_data` for tensors that still have ``raw_data``."""
     for tensor in _get_all_tensors(model):
         if uses_external_data(tensor):
@@ -138,7 +138,7 @@ def convert_model_from_external_data(model) -> None:
             tensor.data_location = _DEFAULT
 
 
-def remove_external_data_field(tensor, field_key: str) -> None:
+def remove_external_data_field(tensor: Any, field_key: str) -> None:
     """Remove every ``external_data`` entry with key ``field_key``."""
     kept = [e for e in tensor.external_data if e.key != field_key]
     if len(kept) != len(tensor.external_data):
@@ -257,9 +257,9 @@ def _write_data_file(files, path: str, items: list, checksum: bool,
     return digests
 
 
-def write_external_data_tensors(model, filepath: str, *, checksum: bool = False,
+def write_external_data_tensors(model: Any, filepath: str, *, checksum: bool = False,
                                 model_path: str | None = None, protect: Iterable[str] = (),
-                                progress=None):
+                                progress: Callable[[int, int], None] | None = None) -> int:
     """Write the data of every tensor marked external that still has ``raw_data``.
 
     ``filepath`` is the directory the locations are relative to (the model's).  Tensors
@@ -353,10 +353,10 @@ def _model_path(f) -> str:
                      "the model's path: the data files are written beside the model")
 
 
-def save_with_external_data(model, f, all_tensors_to_one_file: bool = True,
+def save_with_external_data(model: Any, f: str | os.PathLike[str] | BinaryIO, all_tensors_to_one_file: bool = True,
                             location: str | None = None, size_threshold: int = 1024,
                             convert_attribute: bool = False, *, checksum: bool = False,
-                            protect: Iterable[str] = (), progress=None) -> None:
+                            protect: Iterable[str] = (), progress: Callable[[int, int], None] | None = None) -> None:
     """Save ``model`` to ``f`` with its large tensors in data files beside it.
 
     What ``onnx.save_model(..., save_as_external_data=True)`` does, given that our model
@@ -399,7 +399,7 @@ def save_with_external_data(model, f, all_tensors_to_one_file: bool = True,
             undo()
             raise
     if not to_path:
-        write_model(model, f)
+        write_model(model, cast(BinaryIO, f))
     # The model's tensors now point at the files just written beside ``path``.
     origin = origin_of(model) or set_origin(model, Origin())
     origin.base_dir = base
@@ -408,8 +408,8 @@ def save_with_external_data(model, f, all_tensors_to_one_file: bool = True,
 
 # -- copying -------------------------------------------------------------------------------
 
-def copy_external_data(model, base_dir: str, target_dir: str, *, model_path: str | None = None,
-                       protect: Iterable[str] = (), progress=None) -> int:
+def copy_external_data(model: Any, base_dir: str, target_dir: str, *, model_path: str | None = None,
+                       protect: Iterable[str] = (), progress: Callable[[int, int], None] | None = None) -> int:
     """Copy the data files of ``model``'s external tensors from ``base_dir`` to ``target_dir``.
 
     For saving a model unchanged in another directory: each file is copied whole and

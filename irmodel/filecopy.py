@@ -25,6 +25,12 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wirefmt import SpanCopier
+
+    from .origin import Origin
 
 try:
     import fcntl
@@ -53,7 +59,7 @@ _UNSUPPORTED = frozenset(getattr(errno, n) for n in ("EXDEV", "ENOSYS", "EINVAL"
 _O_DIRECT = getattr(os, "O_DIRECT", 0) if fcntl is not None else 0  # 0: no direct copies here
 
 
-def source_copier(origin, fileobj, *, durable: bool = False):
+def source_copier(origin: Origin | None, fileobj: Any, *, durable: bool = False) -> SpanCopier | None:
     """The copier (`wirefmt.SpanCopier`) that moves runs of ``origin``'s mapped model file
     into ``fileobj`` without passing them through Python, or None where it cannot apply.
 

@@ -261,7 +261,7 @@ def make_model_gen_version(graph: GraphProto, **kwargs: Any) -> ModelProto:
     return make_model(graph, **kwargs)
 
 
-def set_metadata_props(proto, dict_value: dict) -> None:
+def set_metadata_props(proto: Any, dict_value: dict) -> None:
     """Replace ``proto.metadata_props`` with the entries of ``dict_value``, in its order."""
     props = proto.metadata_props
     props.clear()
@@ -360,7 +360,7 @@ def make_attribute(key: str, value: Any, doc_string: str | None = None, attr_typ
                     break
             else:
                 raise ValueError("Could not infer the attribute type from the elements of the passed Iterable value.")
-        field = _LIST_FIELDS.get(attr_type)
+        field = _LIST_FIELDS.get(attr_type)  # type: ignore[assignment]  # attr_type is set by the loop above or it raised
         if field is None:
             # The reference fails an internal assertion here; a TypeError says what is wrong.
             raise TypeError(f"attribute `{key}`: a list value cannot have type "
@@ -646,9 +646,9 @@ def _plain_values(et: _dt.ElemType, vals) -> list | None:
         kind = str if isinstance(items[0], str) else bytes
         nul = "\x00" if kind is str else b"\x00"
         for v in items:
-            if type(v) is not kind or v.endswith(nul):
+            if type(v) is not kind or v.endswith(nul):  # type: ignore[arg-type]  # nul has the type of v (kind)
                 return None
-        return [v.encode("utf-8") for v in items] if kind is str else list(items)
+        return [v.encode("utf-8") for v in items] if kind is str else list(items)  # type: ignore[union-attr]  # kind is str here, so every item is a str
     return None
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import mmap
 import os
 import stat
-from typing import BinaryIO, Union
+from typing import Any, BinaryIO, Callable, Union
 
 from wirefmt import DecodeError, dumps_message, write_message
 
@@ -24,7 +24,7 @@ from .origin import Origin, check_unchanged, origin_of, set_origin
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def message_class(type_name: str):
+def message_class(type_name: str) -> Any:
     """The class for a type name such as ``"ModelProto"`` or ``"TensorProto.Segment"``."""
     name = type_name[5:] if type_name.startswith("onnx.") else type_name
     try:
@@ -63,7 +63,7 @@ def _decode_root(data, type_name: str, start: int = 0):
         raise
 
 
-def loads(data, type_name: str = "ModelProto"):
+def loads(data: bytes | bytearray | memoryview | mmap.mmap, type_name: str = "ModelProto") -> Any:
     """Open ``data`` as a message of ``type_name``; decodes only its top level now."""
     return _decode_root(data, type_name)
 
@@ -127,7 +127,8 @@ def _open_file(f, type_name: str, origin: Origin, name: str | None = None) -> tu
     return msg, True
 
 
-def load(f, load_external_data: bool = True, type_name: str = "ModelProto", *, mmap: bool = True):
+def load(f: str | bytes | os.PathLike | BinaryIO, load_external_data: bool = True,
+         type_name: str = "ModelProto", *, mmap: bool = True) -> Any:
     """Open a model from a path or binary file.  A regular file is mapped, not read.
 
     A path or a file object with a working ``fileno()`` naming a regular file is mapped
@@ -157,20 +158,20 @@ def load(f, load_external_data: bool = True, type_name: str = "ModelProto", *, m
     return msg
 
 
-def read_buffer(path) -> "bytes | mmap.mmap":
+def read_buffer(path: str | bytes | os.PathLike) -> "bytes | mmap.mmap":
     """A file's bytes as a buffer, opened as `load` opens it: a read-only mmap for a
     non-empty regular file, the bytes read for anything else (a pipe, an empty file)."""
     with open(os.fsdecode(os.fspath(path)), "rb") as fh:
         return _contents(fh)[0]
 
 
-def source_length(msg) -> int:
+def source_length(msg: Any) -> int:
     """How many bytes the buffer under ``msg``'s root holds (a loaded file's size)."""
     buf = msg._root()._buf
     return len(buf[1]) if buf is not None else 0
 
 
-def dumps(msg) -> bytes:
+def dumps(msg: Any) -> bytes:
     """The serialized bytes, identical to protobuf's ``SerializeToString()``.
 
     Refuses (`irmodel.origin.SourceChangedError`) when a file the model is mapped from
@@ -181,7 +182,7 @@ def dumps(msg) -> bytes:
 
 # -- saving --------------------------------------------------------------------------------
 
-def write_model(msg, fh: BinaryIO, *, durable: bool = False, progress=None) -> int:
+def write_model(msg: Any, fh: BinaryIO, *, durable: bool = False, progress: Callable[[int], None] | None = None) -> int:
     """Stream ``msg`` to ``fh``, copying unchanged runs of its mapped file in the kernel.
 
     ``durable=True`` says the caller fsyncs ``fh`` afterwards (an atomic save), which lets
@@ -194,7 +195,7 @@ def write_model(msg, fh: BinaryIO, *, durable: bool = False, progress=None) -> i
     return write_message(msg, fh, copier=copier, progress=progress)
 
 
-def save_message(msg, path) -> None:
+def save_message(msg: Any, path: str | bytes | os.PathLike | BinaryIO) -> None:
     """Write ``msg`` to ``path`` atomically (no external data handling)."""
     if isinstance(path, (str, bytes, os.PathLike)):
         atomic_write(path, lambda fh: write_model(msg, fh, durable=True))

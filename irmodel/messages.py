@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from wirefmt import EnumType, build_classes
 
 from .proto import REGISTRY
 
 
 CLASSES = build_classes(REGISTRY, module="irmodel")
-ENUMS = {name: EnumType(name, spec.values) for name, spec in REGISTRY.enums.items()}
+ENUMS = {name: EnumType(spec) for name, spec in REGISTRY.enums.items()}
 
 # Nested types and enum values where protobuf's generated code puts them, so that
 # ``TensorProto.FLOAT`` and ``TypeProto.Tensor`` work as users of onnx expect.
@@ -22,6 +24,36 @@ for _name, _enum in ENUMS.items():
         setattr(CLASSES[_outer], _inner, _enum)
         for _vname, _value in _enum.items():
             setattr(CLASSES[_outer], _vname, _value)
+
+# For type checkers: the classes above are made at run time, with fields, nested types and
+# enum values set as attributes, so each is declared as `Any` (a static type could not list
+# its fields).  Never run: at run time the globals().update() below defines them.
+if TYPE_CHECKING:
+    AttributeProto: Any
+    DeviceConfigurationProto: Any
+    FunctionProto: Any
+    GraphProto: Any
+    IntIntListEntryProto: Any
+    MapProto: Any
+    ModelProto: Any
+    NodeDeviceConfigurationProto: Any
+    NodeProto: Any
+    OperatorProto: Any
+    OperatorSetIdProto: Any
+    OperatorSetProto: Any
+    OptionalProto: Any
+    SequenceProto: Any
+    ShardedDimProto: Any
+    ShardingSpecProto: Any
+    SimpleShardedDimProto: Any
+    SparseTensorProto: Any
+    StringStringEntryProto: Any
+    TensorAnnotation: Any
+    TensorProto: Any
+    TensorShapeProto: Any
+    TrainingInfoProto: Any
+    TypeProto: Any
+    ValueInfoProto: Any
 
 globals().update({n: c for n, c in CLASSES.items() if "." not in n})
 Version = ENUMS["Version"]

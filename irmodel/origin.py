@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import os
 import weakref
+from typing import Any
 
 
 class SourceChangedError(OSError):
@@ -61,7 +62,8 @@ class Origin:
     __slots__ = ("source_fd", "source_view", "source_state", "source_name", "base_dir",
                  "load_external", "use_mmap", "data_files", "__weakref__")
 
-    def __init__(self, base_dir: str | None = None, load_external: bool = True, use_mmap: bool = True):
+    def __init__(self, base_dir: str | None = None, load_external: bool = True,
+                 use_mmap: bool = True) -> None:
         self.source_fd: int | None = None
         self.source_view: memoryview | None = None
         self.source_state: tuple | None = None
@@ -118,12 +120,12 @@ class Origin:
                     f"({_changed_text(mapped.state, now)}): load the model again", key)
 
 
-def origin_of(msg) -> Origin | None:
+def origin_of(msg: Any) -> Origin | None:
     """The origin of ``msg``'s root message, or None for a model built in memory."""
     return msg._root().__dict__.get("_origin")
 
 
-def set_origin(root, origin: Origin) -> Origin:
+def set_origin(root: Any, origin: Origin) -> Origin:
     root.__dict__["_origin"] = origin
     return origin
 

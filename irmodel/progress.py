@@ -48,7 +48,7 @@ class Progress:
     def __init__(self, label: str, total: int | None = None, *, stream: TextIO | None = None,
                  fmt: Callable[[int], str] = _count, enabled: bool | None = None,
                  delay: float = DELAY, interval: float = INTERVAL,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = sys.stderr if stream is None else stream
         if enabled is None:
             try:

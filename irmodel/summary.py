@@ -9,7 +9,7 @@ hold the graph's structure.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable
+from typing import Any, Callable
 
 from wirefmt.safetext import as_text, name_text
 
@@ -33,7 +33,7 @@ def dtype_name(code: int) -> str:
 
 # -- types and shapes ------------------------------------------------------------------
 
-def type_info(type_proto) -> dict:
+def type_info(type_proto: Any) -> dict:
     """A JSON-friendly description of a ``TypeProto``.
 
     Tensor shapes are lists whose items are ints (``dim_value``), strings
@@ -43,7 +43,7 @@ def type_info(type_proto) -> dict:
     which = type_proto.WhichOneof("value")
     if which in ("tensor_type", "sparse_tensor_type"):
         t = getattr(type_proto, which)
-        out = {"kind": "tensor" if which == "tensor_type" else "sparse_tensor",
+        out: dict[str, Any] = {"kind": "tensor" if which == "tensor_type" else "sparse_tensor",
                "elem_type": dtype_name(t.elem_type)}
         if t.HasField("shape"):
             out["shape"] = [d.dim_value if d.HasField("dim_value") else
@@ -88,7 +88,7 @@ def type_text(info: dict) -> str:
 _NAME_CHARS = 200
 
 
-def tensor_nbytes(t) -> int:
+def tensor_nbytes(t: Any) -> int:
     """The bytes the tensor's values occupy in memory (numpy's ``nbytes``), bounded by
     `irmodel.limits` (`limits.TOO_LARGE` past 2**63-1).
 
@@ -109,7 +109,7 @@ def tensor_nbytes(t) -> int:
     return len(t.raw_data) if t.HasField("raw_data") else 0
 
 
-def external_entries(t) -> dict:
+def external_entries(t: Any) -> dict:
     """``external_data`` as a dict, for display; a repeated key keeps its last value.
 
     Not a parser: what the entries *mean* is `external_info`'s to say."""
@@ -165,7 +165,7 @@ class Census:
     Each node is visited once, which on a large model is most of the cost.
     """
 
-    def __init__(self, model, progress: Callable[[int, int], None] | None = None):
+    def __init__(self, model: Any, progress: Callable[[int, int], None] | None = None) -> None:
         self.main_ops: Counter = Counter()  # op histogram of the main graph
         self.subgraphs = 0
         self.graph_nodes = 0  # nodes in all graphs (not functions)
@@ -176,7 +176,7 @@ class Census:
         for kind, msg, where in walk(model):
             if kind == NODE:
                 container = where[0]
-                if container[0] is None and container[1] == "graph":
+                if container[0] is None and container[1] == "graph":  # type: ignore[index]  # a node always has a container (its graph or function)
                     main_ops[_op_name(msg)] += 1
                 done += 1
                 if progress is not None and not done & 1023:
@@ -209,7 +209,7 @@ def _op_name(node):
     return b"::".join(x.encode() if isinstance(x, str) else bytes(x) for x in (domain, op))
 
 
-def summarize(model, base_dir: str | None = None,
+def summarize(model: Any, base_dir: str | None = None,
               progress: Callable[[int, int], None] | None = None) -> dict:
     """The `inspect` summary of ``model`` as a JSON-friendly dict.
 

@@ -22,8 +22,12 @@ numpy-free.  Errors name the tensor.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 from wirefmt.errors import DecodeError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from . import dtypes as _dt
 from . import packing
@@ -49,7 +53,7 @@ def _np():
 
 # -- to_array ------------------------------------------------------------------------------
 
-def to_array(tensor, base_dir: str | None = None, *, verify_checksum: bool = False):
+def to_array(tensor: Any, base_dir: str | None = None, *, verify_checksum: bool = False) -> np.ndarray:
     """The numpy array a TensorProto holds, as ``onnx.numpy_helper.to_array`` gives it.
 
     External data is read through a read-only mapping of its file, relative to
@@ -223,7 +227,7 @@ def _decode_varints(np, chunk):
 
 # -- from_array ----------------------------------------------------------------------------
 
-def from_array(array, name: str | None = None):
+def from_array(array: np.ndarray, name: str | None = None) -> Any:
     """A TensorProto holding ``array``, as ``onnx.numpy_helper.from_array`` builds it.
 
     Serializes to the same bytes as the reference's tensor: ``raw_data`` little-endian

@@ -19,13 +19,13 @@ field, and ``None`` as the parent of a top-level field.  `path` renders it
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Tuple
+from typing import Any, Iterator, Optional, Tuple
 
 GRAPH, FUNCTION, NODE, ATTRIBUTE, TENSOR, SPARSE_TENSOR = range(6)
 
 #: ``(parent, field, index)``: see the module docstring.
 Where = Tuple[Optional["Where"], str, Optional[int]]
-Item = Tuple[int, object, Where]
+Item = Tuple[int, Any, Where]  # (kind, message of a run-time class, where)
 
 
 def path(where: Where | None) -> str:
@@ -44,12 +44,12 @@ def top_field(where: Where) -> str:
     return where[1]
 
 
-def walk(model) -> Iterator[Item]:
+def walk(model: Any) -> Iterator[Item]:
     """Yield every item of ``model`` (a ModelProto) in the order the module docstring gives."""
     return _expand(_top_level(model))
 
 
-def walk_graph(graph, where: Where = (None, "graph", None)) -> Iterator[Item]:
+def walk_graph(graph: Any, where: Where = (None, "graph", None)) -> Iterator[Item]:
     """The items of one graph and everything below it."""
     return _expand(iter([(GRAPH, graph, where)]))
 

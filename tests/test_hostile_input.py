@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import irmodel
+from corpus_mutations import draw_mutated_model_bytes
 from irmodel import DecodeError
 from wirefmt import iter_fields
 from wirefmt.varint import encode_varint
@@ -166,30 +167,10 @@ def test_invalid_utf8_in_a_proto2_string_reads_as_bytes_as_upb_does():
 
 # -- hypothesis: mutations of real models ------------------------------------------------
 
-MUTATIONS = st.sampled_from(["truncate", "flip", "insert", "delete", "random"])
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutated_corpus_models_decode_or_raise_decode_error(node_corpus, data):
-    small = [b for _, b in node_corpus if len(b) < 4096]
-    original = data.draw(st.sampled_from(small))
-    kind = data.draw(MUTATIONS)
-    buf = bytearray(original)
-    if kind == "truncate":
-        buf = buf[:data.draw(st.integers(0, max(0, len(buf) - 1)))]
-    elif kind == "flip":
-        for _ in range(data.draw(st.integers(1, 4))):
-            i = data.draw(st.integers(0, len(buf) - 1))
-            buf[i] ^= 1 << data.draw(st.integers(0, 7))
-    elif kind == "insert":
-        i = data.draw(st.integers(0, len(buf)))
-        buf[i:i] = data.draw(st.binary(min_size=1, max_size=12))
-    elif kind == "delete":
-        i = data.draw(st.integers(0, len(buf) - 1))
-        del buf[i:i + data.draw(st.integers(1, 8))]
-    else:
-        buf = bytearray(data.draw(st.binary(max_size=256)))
+    buf = draw_mutated_model_bytes(data, node_corpus)
     try:
         full_walk(irmodel.loads(bytes(buf)))
     except DecodeError as exc:

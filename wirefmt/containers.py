@@ -6,14 +6,18 @@ these containers are how an ``append`` or ``del`` anywhere below invalidates tha
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, SupportsIndex
 from weakref import ref as _weakref
+
+if TYPE_CHECKING:
+    from .message import Message
 
 
 class _ItemRef(_weakref):
     """A weak reference to an item, knowing its index (to clear the slot when it dies)."""
 
     __slots__ = ("i",)
+    i: int
 
 
 _ref = _ItemRef
@@ -39,6 +43,8 @@ class RepeatedScalars(list):
     # repeated field of every scanned message).  Build through `new_repeated`, which
     # sets both slots.
     __slots__ = ("_owner", "_check")
+    _owner: Any
+    _check: Callable | None
 
     def _touched(self) -> None:
         if self._owner is not None:
@@ -47,15 +53,15 @@ class RepeatedScalars(list):
     def _checked(self, value):
         return self._check(value) if self._check is not None else value
 
-    def append(self, value) -> None:
+    def append(self, value: Any) -> None:
         list.append(self, self._checked(value))
         self._touched()
 
-    def extend(self, values) -> None:
+    def extend(self, values: Iterable[Any]) -> None:
         list.extend(self, [self._checked(v) for v in values])
         self._touched()
 
-    def insert(self, index, value) -> None:
+    def insert(self, index: SupportsIndex, value: Any) -> None:
         list.insert(self, index, self._checked(value))
         self._touched()
 
@@ -71,21 +77,21 @@ class RepeatedScalars(list):
         list.__delitem__(self, index)
         self._touched()
 
-    def __iadd__(self, values):
+    def __iadd__(self, values):  # type: ignore[misc]  # list's own += accepts any iterable too
         self.extend(values)
         return self
 
-    def __imul__(self, n):
+    def __imul__(self, n):  # type: ignore[misc]  # as list's *=
         list.__imul__(self, n)
         self._touched()
         return self
 
-    def pop(self, index=-1):
+    def pop(self, index: SupportsIndex = -1) -> Any:
         value = list.pop(self, index)
         self._touched()
         return value
 
-    def remove(self, value) -> None:
+    def remove(self, value: Any) -> None:
         list.remove(self, value)
         self._touched()
 
@@ -93,7 +99,7 @@ class RepeatedScalars(list):
         list.clear(self)
         self._touched()
 
-    def sort(self, *args, **kwargs) -> None:
+    def sort(self, *args: Any, **kwargs: Any) -> None:
         list.sort(self, *args, **kwargs)
         self._touched()
 
@@ -105,7 +111,7 @@ class RepeatedScalars(list):
         return (list, (list(self),))
 
 
-def new_repeated(values=(), owner=None, check: Callable | None = None) -> RepeatedScalars:
+def new_repeated(values: Iterable[Any] = (), owner: Any = None, check: Callable | None = None) -> RepeatedScalars:
     lst = RepeatedScalars(values)
     lst._owner = owner
     lst._check = check
@@ -131,8 +137,10 @@ class RepeatedMessages:
     """
 
     __slots__ = ("_owner", "_name", "_cls", "_spans", "_items", "_forget_cb")
+    _spans: Any  # flat [start, end, ...] of the items in the owner's buffer, or None
+    _items: Any  # list of items (a message or an `_ItemRef`), None until first read
 
-    def __init__(self, owner, name: str, cls, spans=None):
+    def __init__(self, owner: Any, name: str, cls: type[Message], spans: list[int] | None = None) -> None:
         self._owner = owner
         self._name = name
         self._cls = cls
@@ -272,23 +280,23 @@ class RepeatedMessages:
                     items[i] = item
                 item.__dict__["_idx"] = HELD
 
-    def add(self, **fields):
+    def add(self, **fields: Any) -> Any:
         """Append a new message built from keyword fields and return it (as protobuf's ``add``)."""
         msg = self._cls(**fields)
         self.append(msg)
         return msg
 
-    def append(self, msg) -> None:
+    def append(self, msg: Message) -> None:
         self._materialise_all()
         self._items.append(self._adopt(msg))
         self._changed()
 
-    def extend(self, msgs) -> None:
+    def extend(self, msgs: Iterable[Message]) -> None:
         self._materialise_all()
         self._items.extend(self._adopt(m) for m in msgs)
         self._changed()
 
-    def insert(self, index: int, msg) -> None:
+    def insert(self, index: int, msg: Message) -> None:
         self._materialise_all()
         self._items.insert(index, self._adopt(msg))
         self._changed()
@@ -306,13 +314,13 @@ class RepeatedMessages:
         del self._items[index]
         self._changed()
 
-    def pop(self, index: int = -1):
+    def pop(self, index: int = -1) -> Any:
         self._materialise_all()
         item = self._items.pop(index)
         self._changed()
         return item
 
-    def remove(self, msg) -> None:
+    def remove(self, msg: Message) -> None:
         self._materialise_all()
         for i, item in enumerate(self._items):
             if item is msg:
@@ -325,7 +333,7 @@ class RepeatedMessages:
         self._items = []
         self._changed()
 
-    def sort(self, key, reverse: bool = False) -> None:
+    def sort(self, key: Callable[[Any], Any], reverse: bool = False) -> None:
         self._materialise_all()
         self._items.sort(key=key, reverse=reverse)
         self._changed()

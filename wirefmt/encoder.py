@@ -18,7 +18,10 @@ lengths only, skipping every payload that is too short to reach the limit.
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Callable, cast
+
+if TYPE_CHECKING:
+    from .message import Message
 
 from .containers import UNATTACHED_DEFAULT, RepeatedMessages
 from .containers import _ItemRef as ref
@@ -153,7 +156,7 @@ def _add_submessage(plan: _Plan, t: bytes, child, depth: int) -> None:
         plan.add(sub)
 
 
-def build_plan(msg, depth: int = 0) -> _Plan:
+def build_plan(msg: Message, depth: int = 0) -> _Plan:
     """Plan the encoding of ``msg`` (the root itself is re-encoded if it changed).
 
     Recursion is bounded by MAX_DEPTH: a tree built bottom-up by a caller can be deeper
@@ -239,7 +242,7 @@ def build_plan(msg, depth: int = 0) -> _Plan:
             _check_unknown_depth(msg, unknown, depth)
         for i in range(0, len(unknown), 2):
             a = unknown[i]
-            plan.add(a if isinstance(a, bytes) else mv[a:unknown[i + 1]])
+            plan.add(a if isinstance(a, bytes) else cast(memoryview, mv)[a:unknown[i + 1]])
     return plan
 
 
@@ -279,14 +282,15 @@ def _iter_parts(plan: _Plan):
             stack.pop()
 
 
-def dumps_message(msg) -> bytes:
+def dumps_message(msg: Message) -> bytes:
     """The serialized bytes of ``msg`` (what protobuf's SerializeToString gives)."""
     if msg._start >= 0:
         return bytes(msg._buf[1][msg._start:msg._end])
     return b"".join([p.view() if type(p) is _SourceSpan else p for p in _iter_parts(build_plan(msg))])
 
 
-def write_message(msg, fileobj: BinaryIO, *, copier: SpanCopier | None = None, progress=None) -> int:
+def write_message(msg: Message, fileobj: BinaryIO, *, copier: SpanCopier | None = None,
+                  progress: Callable[[int], None] | None = None) -> int:
     """Stream the encoding of ``msg`` to a binary file; returns the number of bytes written.
 
     Unchanged runs of the buffer ``msg`` was read from go to ``copier`` when one is given

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .schema import EnumSpec
+
 
 class EnumType:
-    """An enum's names and values, with the methods of protobuf's EnumTypeWrapper."""
+    """An enum's names and values, with the methods of protobuf's EnumTypeWrapper.
 
-    def __init__(self, name: str, values: dict):
-        self.name = name
-        self._values = dict(values)
-        self._names = {}
-        for n, v in values.items():
-            self._names.setdefault(v, n)
+    Built from the schema's `EnumSpec`, which owns the canonical name of each number.
+    """
+
+    def __init__(self, spec: EnumSpec) -> None:
+        self.name = spec.name
+        self._values = dict(spec.values)
+        self._names: dict[int, str] = spec.names
 
     def Name(self, number: int) -> str:
         try:
@@ -25,13 +31,13 @@ class EnumType:
         except KeyError:
             raise ValueError(f"enum {self.name} has no name {name!r}") from None
 
-    def keys(self):
+    def keys(self) -> list[str]:
         return list(self._values)
 
-    def values(self):
+    def values(self) -> list[int]:
         return list(self._values.values())
 
-    def items(self):
+    def items(self) -> list[tuple[str, int]]:
         return list(self._values.items())
 
     def __getattr__(self, name: str) -> int:

@@ -18,7 +18,7 @@ class DecodeError(ValueError):
     ``ModelProto.graph.node[12].attribute[0]``.  Both may be ``None`` when unknown.
     """
 
-    def __init__(self, reason: str, offset: int | None = None, path: str | None = None):
+    def __init__(self, reason: str, offset: int | None = None, path: str | None = None) -> None:
         self.reason = reason
         self.offset = offset
         self.path = path

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import base64
 import math
+from typing import TYPE_CHECKING, Any
 
 from .errors import EncodeError, ParseError
 from .limits import MAX_DEPTH
 from .safetext import json_bytes
 from .schema import BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT64_KINDS, INTEGER_KINDS, MESSAGE, STRING
 from .values import shortest_float32
+
+if TYPE_CHECKING:
+    from .message import Message
 
 
 def _special(x: float):
@@ -47,12 +51,12 @@ def _scalar_to_json(f, value, enum_names):
     return value
 
 
-def to_dict(msg, use_field_names: bool = True, _depth: int = 0) -> dict:
+def to_dict(msg: Message, use_field_names: bool = True, _depth: int = 0) -> dict:
     """``MessageToDict(msg, preserving_proto_field_name=use_field_names)``."""
     if _depth > MAX_DEPTH:  # only a tree built by hand gets here: decoding stops at the limit
         raise EncodeError(f"message nesting deeper than {MAX_DEPTH}")
     registry = msg._registry
-    out = {}
+    out: dict[str, Any] = {}
     for f, value in msg.ListFields():
         key = f.name if use_field_names else f.camel_name
         enum_names = registry.enum(f.type_name).names if f.kind == ENUM else None
@@ -128,7 +132,7 @@ def _scalar_from_json(f, value, registry, path: str):
     raise ParseError(f"{path}: unsupported field kind {k}")
 
 
-def from_dict(data: dict, cls, path: str | None = None, _level: int = 1):
+def from_dict(data: dict, cls: type[Message], path: str | None = None, _level: int = 1) -> Any:
     """Build a message of class ``cls`` from ``MessageToDict`` output (either key style).
 
     Nesting is limited as ``json_format.ParseDict`` limits it: a chain of more than

@@ -1,5 +1,7 @@
 """Limits applied to untrusted input, each with the reason for its number."""
 
+from __future__ import annotations
+
 #: Nesting depth of messages and groups.  protobuf (C++ and upb) refuses input nested
 #: deeper than 100 levels by default; matching it means we accept and refuse the same files.
 MAX_DEPTH = 100

@@ -26,6 +26,8 @@ benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import values as _values
 from .containers import HELD, UNATTACHED_DEFAULT, RepeatedMessages, RepeatedScalars, new_repeated
 from .encoder import dumps_message
@@ -39,16 +41,16 @@ class Message:
     """Base of every generated message class.  See the module docstring."""
 
     # Class-level defaults of the private state; instances override them in __dict__.
-    _buf = None  # (src, memoryview) of the buffer this message was read from
+    _buf: Any = None  # (src, memoryview) of the buffer this message was read from
     _start = -1  # span of this message's bytes while they are still exact; -1 otherwise
     _end = -1
-    _parent = None
-    _key = None  # field name in the parent
+    _parent: Any = None
+    _key: Any = None  # field name in the parent
     _idx = HELD  # >= 0: index of a clean item its repeated field holds weakly, to pin on
     # first modification; HELD or UNATTACHED_DEFAULT (see wirefmt.containers)
     _depth = 0  # the depth of this message's bytes in the tree they were decoded in (see _adopt)
-    _lazy = None  # field name -> flat [start, end, ...] spans not decoded yet
-    _unknown = None  # flat [start, end, ...] spans of unknown fields, in input order;
+    _lazy: Any = None  # field name -> flat [start, end, ...] spans not decoded yet
+    _unknown: Any = None  # flat [start, end, ...] spans of unknown fields, in input order;
     # a synthetic field (bytes) stands where a start would, paired with None
 
     # Set per generated class.
@@ -60,8 +62,10 @@ class Message:
     _implicit: frozenset  # proto3 fields without presence: written only when not default
     _classes: dict  # name -> message class, for message fields
     _type_name: str
+    _scan_into: Any  # (msg, src, mv, start, end): the scan function, generated or generic
+    _make_child: Any  # (cls, parent, start, end, key, idx): create and scan a child
 
-    def __init__(self, **fields):
+    def __init__(self, **fields: Any) -> None:
         for name, value in fields.items():
             if name not in self._fields:
                 raise TypeError(f"{self._type_name} has no field {name!r}")
@@ -214,7 +218,7 @@ class Message:
                     if isinstance(seq, RepeatedMessages):
                         seq._pin(idx, m)
             d["_start"] = -1
-            m = d.get("_parent")
+            m = d.get("_parent")  # type: ignore[assignment]  # None ends the walk up to the root
 
     # -- protobuf-style API --------------------------------------------------------------
     def HasField(self, name: str) -> bool:
@@ -246,7 +250,7 @@ class Message:
             return not _values.is_default(v)
         return True
 
-    def WhichOneof(self, group: str):
+    def WhichOneof(self, group: str) -> str | None:
         members = self._spec.oneofs.get(group)
         if members is None:
             raise ValueError(f"{self._type_name} has no oneof {group!r}")
@@ -284,7 +288,7 @@ class Message:
         if name in d:
             return True
         lazy = d.get("_lazy")
-        return bool(lazy) and name in lazy
+        return bool(lazy) and name in lazy  # type: ignore[operator]  # bool(lazy) rules out None
 
     def Clear(self) -> None:
         for f in self._spec.fields:
@@ -293,7 +297,7 @@ class Message:
         self.__dict__.pop("_unknown", None)
         self._touch()
 
-    def CopyFrom(self, other) -> None:
+    def CopyFrom(self, other: Message) -> None:
         if type(other) is not type(self):
             raise TypeError(f"CopyFrom needs a {self._type_name}")
         if other is self:
@@ -317,7 +321,7 @@ class Message:
         self.__dict__["_buf"] = fresh._buf
         self._touch()
 
-    def MergeFrom(self, other) -> None:
+    def MergeFrom(self, other: Message) -> None:
         if type(other) is not type(self):
             raise TypeError(f"MergeFrom needs a {self._type_name}")
         data = dumps_message(self) + dumps_message(other)
@@ -327,12 +331,12 @@ class Message:
     def SerializeToString(self) -> bytes:
         return dumps_message(self)
 
-    def ParseFromString(self, data) -> None:
+    def ParseFromString(self, data: bytes | bytearray | memoryview) -> None:
         data = bytes(data)
         self.CopyFrom(type(self)._from_buffer(data, memoryview(data), 0, len(data)))
 
     @classmethod
-    def FromString(cls, data):
+    def FromString(cls, data: bytes | bytearray | memoryview) -> Any:
         data = bytes(data)
         return cls._from_buffer(data, memoryview(data), 0, len(data))
 
@@ -341,7 +345,7 @@ class Message:
             return NotImplemented
         return dumps_message(self) == dumps_message(other)
 
-    __hash__ = None  # mutable, like protobuf messages
+    __hash__ = None  # type: ignore[assignment]  # mutable, like protobuf messages
 
     def _path(self) -> str:
         """``ModelProto.graph.node[3].attribute[0]``: for error messages (cold path)."""
@@ -370,7 +374,7 @@ class Message:
 
     def __repr__(self) -> str:
         """Short by design: a few scalar fields, counts of repeated ones, never data."""
-        parts = []
+        parts: list[str] = []
         for f in self._spec.fields:
             if len(parts) >= 6:
                 parts.append("...")

@@ -46,7 +46,10 @@ from __future__ import annotations
 
 import re
 import struct
-from typing import Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterator, NamedTuple, cast
+
+if TYPE_CHECKING:
+    from .buffer import Buffer
 
 from .errors import DecodeError
 from .limits import MAX_DEPTH
@@ -98,7 +101,7 @@ class _GroupExtents(dict):
     it; a group met again (when the walk descends) is jumped over from the record.
     """
 
-    def skip(self, buf, pos: int, end: int, number: int, depth: int) -> tuple[int, int]:
+    def skip(self, buf: Buffer, pos: int, end: int, number: int, depth: int) -> tuple[int, int]:
         """`reader.skip_group` for the group whose body starts at ``pos`` (same checks,
         same errors), recording the extents of it and of every group inside it; a
         recorded group is not read again."""
@@ -130,7 +133,7 @@ class _GroupExtents(dict):
                 pos = read_field(buf, tag_start, end)[1]  # a scalar or length-delimited field
 
 
-def _fields(buf, start: int, end: int, depth: int, groups: _GroupExtents):
+def _fields(buf: Buffer, start: int, end: int, depth: int, groups: _GroupExtents) -> Iterator[Field]:
     """`reader.iter_fields`, with groups skipped through ``groups`` (each body read once)."""
     pos = start
     while pos < end:
@@ -144,7 +147,7 @@ def _fields(buf, start: int, end: int, depth: int, groups: _GroupExtents):
         yield Field(number, wt, None, after_tag, body_end, tag_start)
 
 
-def parses_as_message(buf, start: int, end: int, depth: int = 0,
+def parses_as_message(buf: Buffer, start: int, end: int, depth: int = 0,
                       groups: _GroupExtents | None = None) -> bool:
     """True if ``buf[start:end]`` is a sequence of well-formed fields that ends exactly at ``end``.
 
@@ -178,7 +181,7 @@ def _as_text(buf, start: int, end: int, strict: bool = False) -> str | None:
     return text
 
 
-def walk(buf, start: int = 0, end: int | None = None, *, max_depth: int = MAX_DEPTH) -> Iterator[RawItem]:
+def walk(buf: Buffer, start: int = 0, end: int | None = None, *, max_depth: int = MAX_DEPTH) -> Iterator[RawItem]:
     """Yield the raw view of the message in ``buf[start:end]``, depth first, in file order.
 
     Payloads of fields at depth ``max_depth`` or deeper are not expanded (``max_depth``
@@ -279,19 +282,20 @@ def _float32_text(bits: int) -> str:
 def _value_and_note(item: RawItem, buf) -> tuple[str, str]:
     """What follows ``N: `` on the line, and a comment that helps read it (maybe empty)."""
     f, kind = item.field, item.kind
+    value, text = cast(int, f.value), cast(str, item.text)  # each set for the kinds that read it (RawItem)
     if kind == "varint":
-        note = f"int64 {f.value - (1 << 64)}" if f.value >> 63 else ""
-        return str(f.value), note
+        note = f"int64 {value - (1 << 64)}" if value >> 63 else ""
+        return str(value), note
     if kind == "fixed32":
-        return f"0x{f.value:08x}", f"float {_float32_text(f.value)}"
+        return f"0x{value:08x}", f"float {_float32_text(value)}"
     if kind == "fixed64":
-        x = _F64.unpack(f.value.to_bytes(8, "little"))[0]
-        return f"0x{f.value:016x}", f"double {_short_float(x, (15, 16, 17))}"
+        x = _F64.unpack(value.to_bytes(8, "little"))[0]
+        return f"0x{value:016x}", f"double {_short_float(x, (15, 16, 17))}"
     n = f.end - f.start
     if kind == "string":
-        if len(item.text) > MAX_TEXT_CHARS:
-            return _quote(item.text[:MAX_TEXT_CHARS]) + "...", f"{len(item.text)} characters, cut"
-        return _quote(item.text), ""
+        if len(text) > MAX_TEXT_CHARS:
+            return _quote(text[:MAX_TEXT_CHARS]) + "...", f"{len(text)} characters, cut"
+        return _quote(text), ""
     if kind == "bytes":
         head = bytes(buf[f.start:f.start + min(n, PREVIEW_BYTES)]).hex(" ")
         return f"<{n} bytes: {head}{' ...' if n > PREVIEW_BYTES else ''}>", ""
@@ -310,7 +314,7 @@ def offsets_width(end: int) -> int:
     return max(6, len(str(end)))
 
 
-def format_item(item: RawItem, buf, offsets_width: int = 0, indent: str = "  ") -> str:
+def format_item(item: RawItem, buf: Buffer, offsets_width: int = 0, indent: str = "  ") -> str:
     """One line of text for ``item``.
 
     With ``offsets_width`` > 0 each line starts with three columns: the offset of the
@@ -334,7 +338,7 @@ def format_item(item: RawItem, buf, offsets_width: int = 0, indent: str = "  ") 
     return f"{pad}{f.number}: {value}" + (f"  # {note}" if note else "")
 
 
-def dump_lines(buf, start: int = 0, end: int | None = None, *, offsets: bool = False,
+def dump_lines(buf: Buffer, start: int = 0, end: int | None = None, *, offsets: bool = False,
                max_depth: int = MAX_DEPTH) -> Iterator[str]:
     """The text form of `walk`, one line at a time (a header line first with ``offsets``)."""
     if end is None:

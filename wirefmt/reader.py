@@ -10,7 +10,10 @@ malformed input is produced here, in one place.
 from __future__ import annotations
 
 import struct
-from typing import Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterator, NamedTuple
+
+if TYPE_CHECKING:
+    from .buffer import Buffer
 
 from .errors import DecodeError
 from .limits import MAX_DEPTH, MAX_FIELD_NUMBER
@@ -38,7 +41,7 @@ class Field(NamedTuple):
     tag_start: int
 
 
-def read_tag(buf, pos: int, end: int) -> tuple[int, int, int]:
+def read_tag(buf: Buffer, pos: int, end: int) -> tuple[int, int, int]:
     """Read a tag; returns ``(field_number, wire_type, new_pos)`` or raises DecodeError."""
     tag, new = read_varint(buf, pos, end)
     number, wt = tag >> 3, tag & 7
@@ -51,7 +54,7 @@ def read_tag(buf, pos: int, end: int) -> tuple[int, int, int]:
     return number, wt, new
 
 
-def read_length(buf, pos: int, end: int) -> tuple[int, int]:
+def read_length(buf: Buffer, pos: int, end: int) -> tuple[int, int]:
     """Read a length prefix and check it against the bytes that remain (before any use)."""
     n, new = read_varint(buf, pos, end)
     if n > end - new:
@@ -59,7 +62,7 @@ def read_length(buf, pos: int, end: int) -> tuple[int, int]:
     return n, new
 
 
-def skip_group(buf, pos: int, end: int, number: int, depth: int) -> tuple[int, int]:
+def skip_group(buf: Buffer, pos: int, end: int, number: int, depth: int) -> tuple[int, int]:
     """Skip a group body whose start tag (field ``number``) was just read.
 
     Returns ``(body_end, pos_after_end_tag)``.  Iterative, so a deeply nested group
@@ -97,7 +100,7 @@ def _skip_value(buf, pos: int, end: int, wt: int) -> int:
     return pos + width
 
 
-def read_field(buf, pos: int, end: int, depth: int = 0) -> tuple[Field, int]:
+def read_field(buf: Buffer, pos: int, end: int, depth: int = 0) -> tuple[Field, int]:
     """Read one whole field starting at its tag.  Returns ``(field, pos_after)``."""
     tag_start = pos
     number, wt, pos = read_tag(buf, pos, end)
@@ -119,7 +122,7 @@ def read_field(buf, pos: int, end: int, depth: int = 0) -> tuple[Field, int]:
     raise DecodeError(f"unexpected end-group tag for field {number}", tag_start)
 
 
-def iter_fields(buf, start: int = 0, end: int | None = None, depth: int = 0) -> Iterator[Field]:
+def iter_fields(buf: Buffer, start: int = 0, end: int | None = None, depth: int = 0) -> Iterator[Field]:
     """Yield every field of the message in ``buf[start:end]``, validating as it goes."""
     if end is None:
         end = len(buf)
@@ -140,6 +143,7 @@ class Float32NaN(float):
     """
 
     __slots__ = ("bits",)
+    bits: int
 
     def __new__(cls, bits: int):
         self = float.__new__(cls, "nan" if not bits >> 31 else "-nan")
@@ -150,13 +154,13 @@ class Float32NaN(float):
         return (Float32NaN, (self.bits,))
 
 
-def float32_nan(buf, pos: int) -> Float32NaN:
+def float32_nan(buf: Buffer, pos: int) -> Float32NaN:
     return Float32NaN(int.from_bytes(buf[pos:pos + 4], "little"))
 
 
 # -- packed repeated scalars ----------------------------------------------------------
 
-def convert_varint(kind: int, raw: int):
+def convert_varint(kind: int, raw: int) -> int | bool:
     """Turn the raw uint64 of a varint into the value of a field of ``kind``."""
     if kind == INT64:
         return to_int64(raw)
@@ -175,7 +179,7 @@ def convert_varint(kind: int, raw: int):
     raise TypeError(f"kind {kind} is not a varint kind")
 
 
-def unpack_fixed(kind: int, buf, start: int, end: int) -> list:
+def unpack_fixed(kind: int, buf: Buffer, start: int, end: int) -> list:
     """Decode packed fixed-width values; the length must be a multiple of the width."""
     width = FIXED_WIDTH[kind]
     if (end - start) % width:
@@ -189,9 +193,9 @@ def unpack_fixed(kind: int, buf, start: int, end: int) -> list:
     return values
 
 
-def unpack_varints(kind: int, buf, start: int, end: int) -> list:
+def unpack_varints(kind: int, buf: Buffer, start: int, end: int) -> list:
     """Decode packed varints.  Tuned: one-byte values (the common case) skip the helper."""
-    out = []
+    out: list = []
     append = out.append
     pos = start
     if kind == INT64 or kind == UINT64:

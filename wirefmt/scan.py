@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import struct
 import weakref
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
+
+if TYPE_CHECKING:
+    from .buffer import Buffer
+    from .message import Message
 
 from .containers import HELD, RepeatedMessages, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .reader import convert_varint, float32_nan, iter_fields, read_field, read_length, unpack_fixed, unpack_varints
-from .scangen import build_scanner
+from .scangen import build_scanner, generic_child_maker
 from .schema import (BOOL, BYTES, ENUM, FIXED_FORMAT, FIXED_WIDTH, FLOAT, I32, I64, INT32, INT64, LEN,
                      MESSAGE, SINT32, SINT64, STRING, UINT64, VARINT, WIRE_TYPE, MessageSpec, Registry)
 from .varint import encode_varint, read_varint, to_int32
@@ -324,7 +328,7 @@ _SCANNER_HELPERS = {
 }
 
 
-def decode_packed(kind: int, src, spans) -> list:
+def decode_packed(kind: int, src: Buffer, spans: list[int]) -> list:
     out: list = []
     varint = WIRE_TYPE[kind] == VARINT
     for i in range(0, len(spans), 2):
@@ -387,7 +391,7 @@ _generated = True
 _built: "weakref.WeakSet" = weakref.WeakSet()
 
 
-def use_generated_scanners(generated: bool = True, classes=None) -> None:
+def use_generated_scanners(generated: bool = True, classes: Iterable[type[Message]] | None = None) -> None:
     """Scan with generated code (the default) or with the generic loop only.
 
     For tests and debugging: both paths must decode every input identically, and the
@@ -408,27 +412,11 @@ def use_generated_scanners(generated: bool = True, classes=None) -> None:
             cls._scan_into = staticmethod(_generic_scan_into)
 
 
-def install_scanners(classes) -> None:
+def install_scanners(classes: Iterable[type[Message]]) -> None:
     """Give newly built classes the scanners currently in use (`build_classes` calls it)."""
     classes = list(classes)
     _built.update(classes)
     use_generated_scanners(_generated, classes)
-
-
-def _generic_make_child(cls, parent, start: int, end: int, key: str, idx: int = HELD):
-    m = _new(cls)
-    d = m.__dict__
-    buf = d["_buf"] = parent._buf
-    d["_start"] = start
-    d["_end"] = end
-    d["_parent"] = parent
-    d["_key"] = key
-    d["_idx"] = idx
-    depth = d["_depth"] = parent._depth + 1
-    if depth > MAX_DEPTH:
-        _too_deep(m, start)
-    _generic_scan_into(m, buf[0], buf[1], start, end)
-    return m
 
 
 def _generic_scan_into(msg, src, mv, pos: int, end: int) -> None:
@@ -436,6 +424,10 @@ def _generic_scan_into(msg, src, mv, pos: int, end: int) -> None:
         _scan(msg, src, mv, pos, end)
     except DecodeError as exc:
         raise _with_path(msg, exc)
+
+
+#: Creates a child and scans it with the generic loop only (`use_generated_scanners(False)`).
+_generic_make_child = generic_child_maker({**_SCANNER_HELPERS, "generic_scan_into": _generic_scan_into})
 
 
 def _first_make_child(cls, parent, start: int, end: int, key: str, idx: int = HELD):

@@ -24,6 +24,12 @@ make us copy more than 127 bytes beyond the message.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .message import Message
+    from .schema import FieldSpec
+
 from .schema import BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT, MessageSpec, Registry
 
 _HEADER_CHILD = '''\
@@ -220,7 +226,7 @@ _HOT_ORDER = {
 }
 
 
-def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> tuple[str, set]:
+def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Callable[[FieldSpec], type[Message]]) -> tuple[str, set]:
     """The body shared by the two generated functions: the if/elif chain over tags,
     and the names of the locals it keeps containers in.
 
@@ -230,7 +236,8 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> 
     """
     hot = _HOT_ORDER.get(spec.name, ())
     fields = sorted(spec.fields, key=lambda f: (hot.index(f.name) if f.name in hot else len(hot), f.number))
-    entries, long_ = [], []
+    entries: list[tuple[int, str] | None] = []
+    long_: list[tuple[int, str]] = []
     locals_: set = set()
     for f in fields:
         b = _branch(spec, registry, f, consts, cls_of, locals_)
@@ -242,7 +249,7 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> 
             if not long_:
                 entries.append(None)  # the nested chain goes here
             long_.append(b)
-    out = []
+    out: list[str] = []
     for entry in entries:
         kw = "elif" if out else "if"
         if entry is not None:
@@ -261,7 +268,19 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of) -> 
     return "".join(out), locals_
 
 
-def build_scanner(cls, registry: Registry, helpers: dict, which: str):
+def generic_child_maker(helpers: dict) -> Callable:
+    """A ``make_child`` whose scan is ``helpers["generic_scan_into"]`` (the generic loop).
+
+    Made from the same template as the generated ones, so that creating a child is
+    written once whichever scan follows.
+    """
+    source = _HEADER_CHILD + "    generic_scan_into(m, src, mv, pos, end)\n    return m\n"
+    ns = dict(helpers)
+    exec(compile(source, "<wirefmt make_child generic>", "exec"), ns)  # noqa: S102 -- fixed template
+    return ns["make_child"]
+
+
+def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: str) -> Callable:
     """Generate one scan function for message class ``cls``: ``which`` is "make_child" or "scan".
 
     ``make_child(cls, parent, start, end, key, idx=HELD)`` creates and scans a child over

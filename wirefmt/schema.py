@@ -8,7 +8,7 @@ readers and writers, which precompute their dispatch from them once per message 
 from __future__ import annotations
 
 from dataclasses import dataclass, field as _dc_field
-from typing import Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable
 
 # Field kinds.  Plain ints so that hot loops compare them cheaply.
 DOUBLE, FLOAT, INT64, UINT64, INT32, FIXED64, FIXED32, BOOL, STRING, GROUP, MESSAGE, BYTES, \
@@ -87,6 +87,8 @@ class EnumSpec:
     name: str
     values: dict
     closed: bool = True
+    if TYPE_CHECKING:  # set by __post_init__; not a dataclass field
+        names: ClassVar[dict[int, str]]
 
     def __post_init__(self):
         names = {}
@@ -136,7 +138,7 @@ class MessageSpec:
 class Registry:
     """Message and enum specs by full name."""
 
-    def __init__(self, messages: Iterable[MessageSpec] = (), enums: Iterable[EnumSpec] = ()):
+    def __init__(self, messages: Iterable[MessageSpec] = (), enums: Iterable[EnumSpec] = ()) -> None:
         self.messages: dict[str, MessageSpec] = {}
         self.enums: dict[str, EnumSpec] = {}
         for m in messages:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import struct
+from typing import Any, Callable, cast
 
 from .reader import Float32NaN
 from .schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT32, INT_RANGE, INTEGER_KINDS, STRING,
@@ -39,14 +40,14 @@ def shortest_float32(x: float) -> float:
     return x
 
 
-def is_default(v) -> bool:
+def is_default(v: Any) -> bool:
     """proto3 implicit presence: zero, empty, False; -0.0 counts as set (its bits are not 0)."""
     if isinstance(v, float):
         return v == 0.0 and str(v)[0] != "-"
     return not v
 
 
-def check_string(v):
+def check_string(v: Any) -> str:
     """str, or UTF-8 bytes (decoded).  A lone surrogate is refused now, as protobuf does,
     rather than when the message is written."""
     if isinstance(v, str):
@@ -58,7 +59,7 @@ def check_string(v):
     raise TypeError(f"expected str, got {type(v).__name__}")
 
 
-def check_bytes(v):
+def check_bytes(v: Any) -> bytes | memoryview:
     """bytes, or a bytes-like object: memoryviews are kept (zero-copy reuse of a loaded
     ``raw_data``), bytearrays copied.  ``str`` is refused, as protobuf refuses it.
 
@@ -78,7 +79,7 @@ def check_bytes(v):
     raise TypeError(f"expected bytes, got {type(v).__name__}")
 
 
-def check_float(v):
+def check_float(v: Any) -> float:
     if type(v) is Float32NaN:  # a decoded NaN keeps its payload when copied between messages
         return v
     if isinstance(v, (int, float)) and not isinstance(v, complex):
@@ -88,13 +89,13 @@ def check_float(v):
     raise TypeError(f"expected a float, got {type(v).__name__}")
 
 
-def check_double(v):
+def check_double(v: Any) -> float:
     if isinstance(v, (int, float)) or (hasattr(v, "__float__") and not isinstance(v, (str, bytes))):
         return float(v)
     raise TypeError(f"expected a float, got {type(v).__name__}")
 
 
-def check_bool(v):
+def check_bool(v: Any) -> bool:
     if isinstance(v, (bool, int)) or hasattr(v, "__index__"):
         return bool(v)
     raise TypeError(f"expected bool, got {type(v).__name__}")
@@ -132,7 +133,7 @@ def _enum_checker(values: frozenset, by_name: dict, enum_name: str):
     return check
 
 
-def checker(f: FieldSpec, registry: Registry):
+def checker(f: FieldSpec, registry: Registry) -> Callable[[Any], Any]:
     """The validator for one value of field ``f`` (an element, for repeated fields)."""
     k = f.kind
     if k == STRING:
@@ -145,17 +146,17 @@ def checker(f: FieldSpec, registry: Registry):
         return check_double
     if k == BOOL:
         return check_bool
-    if k == ENUM and not registry.enum(f.type_name).closed:
+    if k == ENUM and not registry.enum(cast(str, f.type_name)).closed:
         return _int_checker(INT32)  # open enum: any int32
     if k == ENUM:
-        e = registry.enum(f.type_name)
+        e = registry.enum(cast(str, f.type_name))
         return _enum_checker(frozenset(e.values.values()), dict(e.values), e.name)
     if k in INTEGER_KINDS:
         return _int_checker(k)
     raise TypeError(f"no scalar checker for kind {k}")
 
 
-def default(f: FieldSpec, registry: Registry):
+def default(f: FieldSpec, registry: Registry) -> Any:
     """The value an absent singular scalar reads as (proto2: first enum value, zero, empty)."""
     if f.default is not None:
         return f.default
@@ -169,5 +170,5 @@ def default(f: FieldSpec, registry: Registry):
     if k == BOOL:
         return False
     if k == ENUM:
-        return next(iter(registry.enum(f.type_name).values.values()))
+        return next(iter(registry.enum(cast(str, f.type_name)).values.values()))
     return 0

@@ -6,8 +6,13 @@ returns ``(value, new_pos)``, in the style of tomli's ``parse_x(src, pos)`` func
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .errors import DecodeError
 from .limits import MAX_VARINT_BYTES
+
+if TYPE_CHECKING:
+    from .buffer import Buffer
 
 MASK64 = (1 << 64) - 1
 MASK32 = (1 << 32) - 1
@@ -26,7 +31,7 @@ _OCTS_HI = int.from_bytes(b"\x00\x00\x00\x00\xff\xff\xff\x0f" * 2, "little")
 _LOW56 = (1 << 56) - 1
 
 
-def read_varint(buf, pos: int, end: int) -> tuple[int, int]:
+def read_varint(buf: Buffer, pos: int, end: int) -> tuple[int, int]:
     """Decode one varint at ``pos``; bits above 64 are dropped, as protobuf does.
 
     Tuned: varints of three bytes or more (every negative int32/int64 takes ten) are

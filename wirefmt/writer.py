@@ -8,7 +8,7 @@ field, fields in field-number order (the caller's job: it walks the schema in or
 from __future__ import annotations
 
 import struct
-from typing import BinaryIO, Callable, Iterable
+from typing import Any, BinaryIO, Callable, Iterable
 
 from .errors import EncodeError
 from .reader import Float32NaN
@@ -41,7 +41,7 @@ def _varint_of(kind: int, v) -> int:
     return v
 
 
-def encode_scalar(kind: int, v) -> bytes:
+def encode_scalar(kind: int, v: Any) -> bytes:
     """The value part of one field (no tag)."""
     wt = WIRE_TYPE[kind]
     if wt == VARINT:
@@ -89,7 +89,7 @@ class StreamWriter:
     #: With a progress callback, copies go in steps this long, for the same reason.
     PROGRESS_COPY_STEP = 1 << 28
 
-    def __init__(self, fileobj: BinaryIO, *, progress: Callable[[int], None] | None = None):
+    def __init__(self, fileobj: BinaryIO, *, progress: Callable[[int], None] | None = None) -> None:
         """``progress(n)`` is called with the bytes that have reached the file object so far."""
         self._f = fileobj
         self._progress = progress
@@ -97,7 +97,7 @@ class StreamWriter:
         self.written = 0  # bytes accepted, including those still pending
         self._reported = 0
 
-    def write(self, part) -> None:
+    def write(self, part: bytes | bytearray | memoryview) -> None:
         n = len(part)
         self.written += n
         if n >= 65536:

@@ -1,5 +1,5 @@
 """The ``irmodel`` command line: one module per command (``inspect``, ``dump``, ``raw``,
-``convert``), each adding its parser and its ``run``; this module dispatches.
+``check``, ``infer``, ``convert``), each adding its parser and its ``run``; this module dispatches.
 
 Exit status: 0 ok; 1 invalid input (`DecodeError`, `ValidationError`,
 `ExternalDataError`, `EncodeError`: the file is at fault); 2 usage or I/O error (the command line, the
@@ -19,17 +19,17 @@ import os
 import sys
 
 from ..errors import DecodeError, EncodeError, ExternalDataError, ValidationError
-from . import convert, dump, inspect, raw
+from . import check, convert, dump, infer, inspect, raw
 from .common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, OutputError, Parser, UsageError
 
 #: The command modules, in the order ``--help`` lists them.
-COMMANDS = (inspect, dump, raw, convert)
+COMMANDS = (inspect, dump, raw, check, infer, convert)
 
 
 def build_parser() -> Parser:
     from .. import __version__  # noqa: PLC0415
 
-    p = Parser(prog="irmodel", description="Inspect, dump and convert ONNX models and protobuf files.")
+    p = Parser(prog="irmodel", description="Inspect, dump, check, infer and convert ONNX models and protobuf files.")
     p.add_argument("--version", action="version", version=f"irmodel {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
@@ -60,7 +60,7 @@ def _cached_parser() -> Parser:
     return _parser
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     try:
         args = _cached_parser().parse_args(argv)
     except UsageError as exc:

@@ -6,6 +6,7 @@ import argparse
 import os
 import stat
 import sys
+from typing import Any, Callable, Iterable, NoReturn
 
 from ..errors import ValidationError
 from ..progress import Progress
@@ -32,7 +33,7 @@ class OutputError(Exception):
 class Parser(argparse.ArgumentParser):
     """argparse, but errors raise `UsageError` instead of printing usage and exiting."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
@@ -48,7 +49,7 @@ def check_file(path: str) -> os.stat_result:
     return st
 
 
-def load_model(path: str, type_name: str = "ModelProto"):
+def load_model(path: str, type_name: str = "ModelProto") -> tuple[Any, int]:
     """Open a message lazily, without its external data; ModelProto must look like one.
 
     ``(message, size of the file in bytes)``.  The file is mapped (read, for a pipe) by
@@ -73,19 +74,38 @@ def model_dir(path: str) -> str:
     return os.path.dirname(os.path.abspath(path))
 
 
-def progress_line(label: str, total: int | None = None, fmt=None, streaming: bool = False) -> Progress:
+def progress_line(label: str, total: int | None = None, fmt: Callable[[int], str] | None = None, streaming: bool = False) -> Progress:
     """A progress line on stderr; for streaming commands only when stdout is not the terminal too."""
     enabled = None
     if streaming and sys.stdout.isatty():
         enabled = False  # the output itself shows progress; a status line would tear it
-    kwargs = {"fmt": fmt} if fmt else {}
+    kwargs: dict[str, Any] = {"fmt": fmt} if fmt else {}
     return Progress(label, total, enabled=enabled, **kwargs)
 
 
-def write_lines(lines, progress: Progress | None = None) -> None:
+def write_lines(lines: Iterable[str], progress: Progress | None = None) -> None:
     write = sys.stdout.write
     for n, line in enumerate(lines, 1):
         write(line)
         write("\n")
         if progress is not None and not n & 1023:
             progress(n)
+
+
+def whole_number(what: str, low: int = 0, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number from ``low`` to ``high`` (no upper bound if None).
+
+    ``what`` names the expected value in the error ("a number of bytes").
+    """
+    def parse(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {what}: {value!r}") from None
+        if high is not None and not low <= n <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}")
+        if n < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, not {n}")
+        return n
+
+    return parse

@@ -10,7 +10,7 @@ import sys
 from ..errors import ExternalDataError
 from ..progress import human_bytes
 from .common import (EXIT_OK, PROTOBUF_LIMIT, OutputError, UsageError, load_model, model_dir,
-                     progress_line)
+                     progress_line, whole_number)
 
 _CONVERT_DESCRIPTION = """\
 Write the model IN to OUT, in one of three ways:
@@ -54,17 +54,9 @@ def _location(value: str) -> str:
     return value
 
 
-def _size(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of bytes: {value!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {n}")
-    return n
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("convert", help="copy a model, moving its tensors to external data files or inline",
                        description=_CONVERT_DESCRIPTION, epilog=_CONVERT_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -78,7 +70,7 @@ def add_parser(sub) -> None:
     g = c.add_argument_group("options of --external-data")
     g.add_argument("--location", type=_location, metavar="L",
                    help="the data file, relative to OUT's directory (default: OUT's name + '.data')")
-    g.add_argument("--size-threshold", type=_size, metavar="N",
+    g.add_argument("--size-threshold", type=whole_number("a number of bytes"), metavar="N",
                    help="move tensors whose raw data reaches N bytes as onnx counts them "
                         "(sys.getsizeof: the byte count plus 33; default 1024)")
     layout = g.add_mutually_exclusive_group()
@@ -176,7 +168,7 @@ def _convert_external(model, args, size: int, progress) -> None:
                             checksum=args.checksum, protect=[args.path], progress=progress)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     _check_convert_options(args)
     model, size = load_model(args.path)
     _check_output(args.out)

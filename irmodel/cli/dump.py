@@ -9,7 +9,7 @@ import sys
 from .common import EXIT_OK, load_model, progress_line, write_lines
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("dump", help="print a whole model as an indented tree (tensors summarised)")
     c.add_argument("path", metavar="PATH")
     c.add_argument("--json", action="store_true",
@@ -19,7 +19,7 @@ def add_parser(sub) -> None:
     c.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     msg, _ = load_model(args.path, args.type)
     if args.json:
         from wirefmt import to_dict  # noqa: PLC0415

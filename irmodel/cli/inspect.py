@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 from wirefmt.safetext import as_text, json_ready
 
@@ -11,7 +15,7 @@ from ..progress import human_bytes
 from .common import EXIT_OK, load_model, model_dir, progress_line, write_lines
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("inspect", help="summarise a model without reading its weights")
     c.add_argument("path", metavar="PATH")
     c.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -86,7 +90,7 @@ def _inspect_lines(s: dict, path: str, size: int) -> list:
     return out
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..summary import summarize  # noqa: PLC0415
 
     model, size = load_model(args.path)

@@ -8,20 +8,20 @@ import sys
 from wirefmt.limits import MAX_DEPTH
 
 from ..progress import human_bytes
-from .common import EXIT_OK, check_file, progress_line
+from .common import EXIT_OK, check_file, progress_line, whole_number
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("raw", help="print any protobuf file's wire structure, no schema needed")
     c.add_argument("path", metavar="FILE")
     c.add_argument("--offsets", action="store_true",
                    help="prefix each field with the offset of its tag and of its value, and the value's length")
-    c.add_argument("--max-depth", type=_depth, default=MAX_DEPTH, metavar="N",
+    c.add_argument("--max-depth", type=whole_number("a number", 0, MAX_DEPTH), default=MAX_DEPTH, metavar="N",
                    help=f"expand nested messages at most N levels deep (0-{MAX_DEPTH}, default {MAX_DEPTH})")
     c.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from wirefmt import raw  # noqa: PLC0415
 
     from ..io import read_buffer  # noqa: PLC0415
@@ -39,13 +39,3 @@ def run(args) -> int:
             if not n & 1023:
                 progress(item.field.tag_start)
     return EXIT_OK
-
-
-def _depth(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if not 0 <= n <= MAX_DEPTH:
-        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_DEPTH}")
-    return n

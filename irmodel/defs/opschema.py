@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 from enum import IntEnum
 from types import MappingProxyType
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 
 class FormalParameterOption(IntEnum):
@@ -105,6 +105,7 @@ class Attribute(_Frozen):
     """An attribute an operator declares: its type, whether required, its default value."""
 
     __slots__ = ("name", "type", "required", "_default")
+    _default: bytes
     name: str
     type: int
     required: bool
@@ -113,7 +114,7 @@ class Attribute(_Frozen):
         self._set(name=name, type=type, required=required, _default=bytes(default))
 
     @property
-    def default_value(self):
+    def default_value(self) -> Any:
         """A new ``irmodel.AttributeProto`` holding the default; empty (type UNDEFINED) if none."""
         return _parse(self._default, "AttributeProto")
 
@@ -148,6 +149,8 @@ class OpSchema(_Frozen):
     has_data_propagation_function: bool
     function_opset_versions: tuple[int, ...]
     context_dependent_function_opset_versions: tuple[int, ...]
+    _function_bodies: tuple[bytes, ...]
+    _constraints_by_name: dict[str, TypeConstraintParam]
 
     FormalParameterOption = FormalParameterOption
     DifferentiationCategory = DifferentiationCategory
@@ -203,7 +206,7 @@ class OpSchema(_Frozen):
                             | set(self.context_dependent_function_opset_versions)))
 
     @property
-    def function_body(self):
+    def function_body(self) -> Any:
         """The newest static body as a new ``irmodel.FunctionProto``, None if there is none.
 
         As onnx's ``function_body``: the body registered for the highest opset version,
@@ -214,7 +217,7 @@ class OpSchema(_Frozen):
             return None
         return _parse(self._function_bodies[-1], "FunctionProto")
 
-    def get_function_with_opset_version(self, opset_version: int):
+    def get_function_with_opset_version(self, opset_version: int) -> Any:
         """The static body for a model importing ``opset_version`` of this domain, or None.
 
         The body registered for the highest version <= ``opset_version`` (onnx does not

@@ -1,0 +1,360 @@
+"""Rules for graphs, nodes, attributes and value infos, walked scope by scope.
+
+A graph's names form a lexical scope: its inputs, initializers and node outputs, in
+order, plus every name visible in the graphs that enclose it.  A node may use only names
+already defined (topological order) and may define a name only once in all the scopes
+it sees (single static assignment).  Nested graphs (If, Loop, Scan bodies) are checked
+where their node is, with the names defined so far.  Recursion follows the nesting of
+graphs, which the decoder bounds (`G209` guards models built in memory).
+"""
+
+from __future__ import annotations
+
+from wirefmt import MAX_DEPTH, DecodeError
+
+from .access import VALUE_FIELD_TYPES as _VALUE_FIELD_TYPES, decode_rest, present_value_fields
+from .context import EXPERIMENTAL_OPS, LexicalScopeContext
+from .problems import short
+from .tensor import check_sparse_tensor, check_tensor
+
+# The fields whose checks read them whole, per message type; `decode_rest` decodes the
+# others (a model is valid only if all of it parses).
+_NOTHING_READ: frozenset[str] = frozenset()
+_GRAPH_READ = frozenset({"node", "initializer", "sparse_initializer", "input", "output"})
+_NODE_READ = frozenset({"attribute"})
+_ATTRIBUTE_READ = frozenset({"t", "g", "tensors", "graphs", "sparse_tensor", "sparse_tensors"})
+
+# The kinds of TypeProto and the fields each must set, for main-graph inputs and outputs.
+_TYPE_CASE_NUMBER = {"tensor_type": 1, "sequence_type": 4, "map_type": 5, "opaque_type": 7,
+                     "sparse_tensor_type": 8, "optional_type": 9}
+
+
+class Walker:
+    """Checks graphs, nodes and attributes, reporting to ``report``.
+
+    ``verify_schema(report, node, ctx, version, path, attrs)`` applies the operator-schema rules
+    (`schema_rules`); it is a parameter so that this module does not load the schemas.
+    """
+
+    __slots__ = ("report", "verify_schema")
+
+    def __init__(self, report, verify_schema) -> None:
+        self.report = report
+        self.verify_schema = verify_schema
+
+    # -- value infos --------------------------------------------------------------------------
+    def value_info(self, vi, ctx, path: str) -> None:
+        add = self.report.add
+        name = vi.name
+        if not name:
+            add("V301", path, "Field 'name' of 'value_info' is required to be non-empty.")
+        if not ctx.is_main_graph:
+            return  # subgraph inputs and outputs may leave their types to inference
+        if not vi.HasField("type"):
+            add("V302", path, f"Field 'type' of 'value_info' is required but missing. (value {short(name)!r} "
+                              "of the main graph has no type)")
+            return
+        tp = vi.type
+        case = tp.WhichOneof("value")
+        need: tuple = ()
+        if case == "tensor_type" or case == "sparse_tensor_type":
+            need = ("elem_type", "shape")
+        elif case == "sequence_type" or case == "optional_type":
+            need = ("elem_type",)
+        elif case == "map_type":
+            need = ("key_type", "value_type")
+        elif case == "opaque_type":
+            if not tp.opaque_type.name:
+                add("V303", f"{path}.type.opaque_type",
+                    f"Field 'name' of 'type' is required to be non-empty. (opaque type of {short(name)!r})")
+            return
+        else:
+            add("V304", f"{path}.type", f"Unrecognized type value case (value_info name: {short(name)}): 0 "
+                                        "(the type sets none of tensor_type, sequence_type, map_type, "
+                                        "optional_type, sparse_tensor_type, opaque_type)")
+            return
+        inner = getattr(tp, case)
+        for field in need:
+            if not inner.HasField(field):
+                add("V303", f"{path}.type.{case}",
+                    f"Field '{field}' of 'type' is required but missing. ({case} of {short(name)!r} "
+                    f"has no {field})")
+
+    # -- graphs ------------------------------------------------------------------------------
+    def graph(self, g, ctx, parent_lex, path: str, depth: int = 0, node=None) -> None:
+        """``check_graph``: ``parent_lex`` holds the names of the enclosing scopes."""
+        report = self.report
+        add = report.add
+        if depth > MAX_DEPTH:
+            add("G209", path, f"graphs nest more than {MAX_DEPTH} levels deep; the graph at this "
+                              "depth is not checked", node)
+            return
+        if not g.name:
+            add("G201", f"{path}.name", "Field 'name' of 'graph' is required to be non-empty.", node)
+        inputs = self._items(g, "input", path, node)
+        outputs = self._items(g, "output", path, node)
+        for i, vi in inputs:
+            self._guarded_value_info(vi, ctx, f"{path}.input[{i}]", node)
+        for i, vi in outputs:
+            self._guarded_value_info(vi, ctx, f"{path}.output[{i}]", node)
+
+        lex = LexicalScopeContext(parent_lex)
+        names = lex.names
+        for i, vi in inputs:
+            name = vi.name
+            if name in names:
+                add("G202", f"{path}.input[{i}]",
+                    f"Graph must be in single static assignment (SSA) form, however '{short(name)}' has "
+                    "been used as graph input names multiple times.", node)
+            names.add(name)
+
+        seen = set()
+        old_ir = ctx.ir_version <= 3
+        for i, init in self._items(g, "initializer", path, node):
+            ipath = f"{path}.initializer[{i}]"
+            name = init.name
+            if not name:
+                add("G203", ipath, "Tensor initializers must have a non-empty name" if init.HasField("name")
+                    else "Field 'name' of 'init' is required but missing.", node)
+            elif name in seen:
+                add("G204", ipath, f"{short(name)} initializer name is not unique", node)
+            seen.add(name)
+            check_tensor(report, init, ctx, ipath, node)
+            if old_ir:
+                if name and name not in names:
+                    add("G205", ipath, f"{short(name)} in initializer but not in graph input (IR version "
+                                       f"{ctx.ir_version} needs every initializer to be a graph input)", node)
+            elif name:
+                names.add(name)
+        for i, sp in self._items(g, "sparse_initializer", path, node):
+            spath = f"{path}.sparse_initializer[{i}]"
+            try:
+                values = sp.values
+                name = values.name
+                has_name = values.HasField("name")
+            except DecodeError as exc:
+                add("B001", spath, f"the sparse initializer cannot be decoded: {exc}", node)
+                continue
+            if not name:
+                add("G203", spath, "Sparse tensor initializers must have a non-empty name" if has_name
+                    else "Field 'name' of 'values' is required but missing.", node)
+            elif name in seen:
+                add("G204", spath, f"{short(name)} sparse initializer name is not unique across "
+                                   "initializers and sparse_initializers", node)
+            seen.add(name)
+            check_sparse_tensor(report, sp, ctx, spath, node)
+            if name:
+                names.add(name)
+
+        self._nodes(g, ctx, lex, path, depth)
+        decode_rest(report, g, _GRAPH_READ, path, node)
+
+        for i, vi in outputs:
+            name = vi.name
+            if name not in names:
+                add("G208", f"{path}.output[{i}]",
+                    f"Graph output '{short(name)}' is not an output of any node in graph.", node)
+
+    def _nodes(self, g, ctx, lex, path: str, depth: int) -> None:
+        add = self.report.add
+        names = lex.names
+        has = lex.this_or_ancestor_graph_has
+        check_node = self._node
+        try:
+            nodes = g.node
+            count = len(nodes)
+        except DecodeError as exc:
+            add("B001", f"{path}.node", f"cannot be decoded: {exc}")
+            return
+        for i, node in _each(nodes, count, self.report, f"{path}.node"):
+            npath = f"{path}.node[{i}]"
+            try:
+                node_inputs = node.input
+                node_outputs = node.output
+                for j, name in enumerate(node_inputs):
+                    if name and name not in names and not has(name):
+                        add("G206", f"{npath}.input[{j}]",
+                            f"Nodes in a graph must be topologically sorted, however input '{short(name)}' "
+                            f"of node: name: {short(node.name)} OpType: {short(node.op_type)} is not output "
+                            "of any previous nodes.", node)
+                check_node(node, ctx, lex, npath, depth)
+                for j, name in enumerate(node_outputs):
+                    if name:
+                        if name in names or has(name):
+                            add("G207", f"{npath}.output[{j}]",
+                                f"Graph must be in single static assignment (SSA) form, however "
+                                f"'{short(name)}' has been used as output names multiple times.", node)
+                        names.add(name)
+            except DecodeError as exc:
+                add("B001", npath, f"the node cannot be decoded: {exc}")
+
+    def _items(self, msg, field: str, path: str, node) -> list:
+        """``[(index, item)]`` of a repeated message field; items that do not decode are
+        reported (B001) and left out."""
+        try:
+            seq = getattr(msg, field)
+            n = len(seq)
+        except DecodeError as exc:
+            self.report.add("B001", f"{path}.{field}", f"cannot be decoded: {exc}", node)
+            return []
+        out = []
+        for i in range(n):
+            try:
+                item = seq[i]
+                if field in ("input", "output", "initializer"):
+                    item.name  # noqa: B018 - scanned now, so a decode error is reported here
+                out.append((i, item))
+            except DecodeError as exc:
+                self.report.add("B001", f"{path}.{field}[{i}]", f"cannot be decoded: {exc}", node)
+        return out
+
+    def _guarded_value_info(self, vi, ctx, path: str, node) -> None:
+        try:
+            self.value_info(vi, ctx, path)
+        except DecodeError as exc:
+            self.report.add("B001", path, f"the value info cannot be decoded: {exc}", node)
+        else:
+            decode_rest(self.report, vi, _NOTHING_READ, path, node)
+
+    # -- nodes --------------------------------------------------------------------------------
+    def node(self, node, ctx, lex, path: str, depth: int = 0) -> None:
+        """``check_node``: the node's own rules, its attributes, then its schema's rules."""
+        try:
+            self._node(node, ctx, lex, path, depth)
+        except DecodeError as exc:
+            self.report.add("B001", path, f"the node cannot be decoded: {exc}", node)
+
+    def _node(self, node, ctx, lex, path: str, depth: int) -> None:
+        add = self.report.add
+        op_type = node.op_type
+        if not op_type:
+            add("N401", f"{path}.op_type", "Field 'op_type' of 'node' is required to be non-empty.", node)
+        if not node.input and not node.output:
+            add("N402", path, f"NodeProto (name: {short(node.name)}, type: {short(op_type)}) has zero input "
+                              "and zero output.", node)
+        domain = node.domain
+        imports = ctx.opset_imports
+        version = imports.get(domain)
+        if version is None and domain == "":
+            version = imports.get("ai.onnx")
+        if version is None:
+            add("N403", f"{path}.domain", f"No opset import for domain '{short(domain)}' (the imported "
+                                          f"domains are {_domains(imports)})", node)
+
+        attributes = node.attribute
+        attrs = []  # (index, attribute) of the first attribute of each name
+        if attributes:
+            seen = set()
+            check_attribute = self._attribute
+            for i, attr in enumerate(attributes):
+                apath = f"{path}.attribute[{i}]"
+                name = attr.name
+                if name in seen:
+                    add("N404", apath, f"Attribute '{short(name)}' appeared multiple times.", node)
+                else:
+                    seen.add(name)
+                    attrs.append((i, attr))
+                check_attribute(attr, ctx, lex, apath, node, depth)
+
+        decode_rest(self.report, node, _NODE_READ, path, node)
+        if version is None or ((domain == "" or domain == "ai.onnx") and op_type in EXPERIMENTAL_OPS):
+            return
+        self.verify_schema(self.report, node, ctx, version, path, attrs)
+
+    # -- attributes ---------------------------------------------------------------------------
+    def attribute(self, attr, ctx, lex, path: str, node=None, depth: int = 0) -> None:
+        """``check_attribute``: well-formed on its own (the schema rules are the node's)."""
+        try:
+            self._attribute(attr, ctx, lex, path, node, depth)
+        except DecodeError as exc:
+            self.report.add("B001", path, f"the attribute cannot be decoded: {exc}", node)
+
+    def _attribute(self, attr, ctx, lex, path: str, node, depth: int) -> None:
+        report = self.report
+        add = report.add
+        name = attr.name
+        if not name:
+            add("A501", f"{path}.name", "Field 'name' of 'attr' is required to be non-empty.", node)
+        has_type = attr.HasField("type")
+        if ctx.ir_version >= 2 and not has_type:
+            add("A502", f"{path}.type", f"Field 'type' of 'attr' is required but missing. (attribute "
+                                        f"{short(name)!r})", node)
+        attr_type = attr.type
+        used = present_value_fields(attr)
+        mismatch = has_type and any(_VALUE_FIELD_TYPES[f] != attr_type for f in used)
+        if mismatch:
+            add("A503", path, f"type field and data field mismatch in attribute {short(name)}. (type "
+                              f"{_attribute_type_name(attr_type)}, value in {', '.join(used)})", node)
+        if len(used) > 1:
+            add("A504", path, f"Attribute (name: {short(name)}) should not contain more than one value "
+                              f"field. (found {', '.join(used)})", node)
+        if not ctx.is_main_graph and attr.HasField("ref_attr_name") and used:
+            add("A505", path, f"Attribute (name: {short(name)}) should refer to attribute in parent node. "
+                              f"(it refers to {short(attr.ref_attr_name)!r} and also sets "
+                              f"{', '.join(used)})", node)
+        decode_rest(report, attr, _ATTRIBUTE_READ, path, node)
+        if not used:
+            return
+        if "t" in used:
+            check_tensor(report, attr.t, ctx, f"{path}.t", node)
+        if "sparse_tensor" in used:
+            check_sparse_tensor(report, attr.sparse_tensor, ctx, f"{path}.sparse_tensor", node)
+        sub_ctx = None
+        if "g" in used:
+            sub_ctx = ctx.copy(is_main_graph=False)
+            self._subgraph(attr, "g", sub_ctx, lex, f"{path}.g", depth, node)
+        if "tensors" in used:
+            for i, t in enumerate(attr.tensors):
+                check_tensor(report, t, ctx, f"{path}.tensors[{i}]", node)
+        if "sparse_tensors" in used:
+            for i, t in enumerate(attr.sparse_tensors):
+                check_sparse_tensor(report, t, ctx, f"{path}.sparse_tensors[{i}]", node)
+        if "graphs" in used:
+            sub_ctx = sub_ctx or ctx.copy(is_main_graph=False)
+            graphs = attr.graphs
+            for i in range(len(graphs)):
+                self._subgraph(graphs, i, sub_ctx, lex, f"{path}.graphs[{i}]", depth, node)
+
+    def _subgraph(self, owner, key, ctx, lex, path: str, depth: int, node) -> None:
+        try:
+            g = owner[key] if isinstance(key, int) else getattr(owner, key)
+            g.name  # noqa: B018 - scanned now, so a decode error is reported here
+        except DecodeError as exc:
+            self.report.add("B001", path, f"the graph cannot be decoded: {exc}", node)
+            return
+        self.graph(g, ctx, lex, path, depth + 1, node)
+
+
+def _each(seq, count: int, report, path: str):
+    """``(index, item)`` of a repeated message field, by its fast iterator; an item that
+    does not decode is reported (B001) and skipped, and the rest is read by index."""
+    i = 0
+    try:
+        for item in seq:
+            yield i, item
+            i += 1
+        return
+    except DecodeError as exc:
+        report.add("B001", f"{path}[{i}]", f"cannot be decoded: {exc}")
+    for k in range(i + 1, count):
+        try:
+            item = seq[k]
+        except DecodeError as exc:
+            report.add("B001", f"{path}[{k}]", f"cannot be decoded: {exc}")
+            continue
+        yield k, item
+
+
+def _domains(imports: dict) -> str:
+    if not imports:
+        return "none"
+    return ", ".join(repr(short(d)) for d in sorted(imports, key=str)[:20])
+
+
+def _attribute_type_name(code: int) -> str:
+    from .. import AttributeProto  # noqa: PLC0415
+
+    try:
+        return AttributeProto.AttributeType.Name(code)
+    except ValueError:
+        return str(code)

@@ -1,0 +1,67 @@
+"""``irmodel infer PATH [-o OUT] [--strict] [--check-type] [--data-prop] [--json]``: shape inference.
+
+Without ``-o``, prints the type of every value of the main graph (inputs, the values
+inference typed, outputs), one line each or as JSON; with ``-o``, writes the model with
+its ``value_info`` filled in (atomically; unchanged parts are copied as they are).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .common import EXIT_OK, load_model, write_lines
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    c = sub.add_parser("infer", help="infer the types and shapes of a model's values")
+    c.add_argument("path", metavar="PATH")
+    c.add_argument("-o", "--output", metavar="OUT",
+                   help="write the model with value_info filled in to OUT instead of printing types")
+    c.add_argument("--strict", action="store_true",
+                   help="fail on any node whose types are inconsistent (every such node is listed)")
+    c.add_argument("--check-type", action="store_true",
+                   help="also check every node's input types against its schema's type constraints")
+    c.add_argument("--data-prop", action="store_true",
+                   help="propagate small constant values (shape computations) as the reference's data_prop")
+    c.add_argument("--json", action="store_true", help="print the types as a JSON list")
+    c.set_defaults(func=run)
+
+
+def value_types(model: Any) -> list[dict]:
+    """``[{"name", "role", ...type_info}]`` for the main graph's inputs, inferred values, outputs."""
+    from ..summary import type_info  # noqa: PLC0415
+
+    g = model.graph
+    out = []
+    for role, values in (("input", g.input), ("value", g.value_info), ("output", g.output)):
+        for v in values:
+            out.append({"name": v.name, "role": role, **type_info(v.type)})
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..inference import infer_shapes  # noqa: PLC0415
+
+    model, _ = load_model(args.path)
+    inferred = infer_shapes(model, check_type=args.check_type, strict_mode=args.strict,
+                            data_prop=args.data_prop)
+    if args.output:
+        from .. import save  # noqa: PLC0415
+
+        save(inferred, args.output)
+        return EXIT_OK
+    values = value_types(inferred)
+    if args.json:
+        json.dump(values, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    from ..dump import name_text  # noqa: PLC0415
+    from ..summary import type_text  # noqa: PLC0415
+
+    names = [name_text(v["name"]) for v in values]
+    width = max((len(n) for n in names), default=0)
+    write_lines(f"{v['role']:<6}  {n:<{width}}  {type_text(v)}" for v, n in zip(values, names))
+    return EXIT_OK

@@ -1,0 +1,6 @@
+"""Fuzzing toolkit: wire mutator, differential runner, reducer.
+
+Not imported by ``import irmodel``: it is loaded on first use (``import irmodel.fuzz.wire``).
+`wire` and `spans` need only wirefmt and the standard library and work on any protobuf;
+`onnx_schema` is the one module that knows where irmodel keeps the ONNX schema.
+"""

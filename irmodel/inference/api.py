@@ -1,0 +1,202 @@
+"""The public functions, with the names and parameters of ``onnx.shape_inference``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .engine import GraphRecord, Options, Run, Scope, Slot, function_id
+from .errors import FatalError, HardError, InferenceError, NodeInferenceError
+from .symbols import SymbolTable
+from .types import type_bytes, type_from_proto, type_to_proto, value_info_bytes
+
+MAX_MODEL_FUNCTIONS = 10000  # as the reference's checker: more is a malformed or hostile model
+
+
+def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, data_prop: bool = False):
+    """A copy of ``model`` with ``value_info`` filled in and graph output types merged.
+
+    ``model`` is a ModelProto (ours) or its serialized bytes.  The copy shares the
+    original's buffer: only the graphs that gained types are re-encoded when saved.
+    Raises `InferenceError`: always for model-level problems (an opset not imported, an
+    initializer contradicting its input, ...), and for node errors in ``strict_mode``.
+    ``check_type`` also checks every node's types against its schema's constraints.
+    """
+    m = _fresh_copy(model)
+    opts = Options(check_type, strict_mode, data_prop)
+    try:
+        run = _run_model(m, opts)
+    except NodeInferenceError as exc:
+        raise InferenceError([str(exc)]) from None
+    except (HardError, FatalError) as exc:
+        raise InferenceError([str(exc)]) from None
+    except RecursionError:
+        raise InferenceError(["model nested too deeply"]) from None
+    _write_back(run.records)
+    return m
+
+
+def _run_model(m, opts: Options) -> Run:
+    opsets = {}
+    for op in m.opset_import:
+        opsets[op.domain] = op.version
+    functions: dict[str, Any] = {}  # function id -> FunctionProto view
+    funcs = m.functions
+    if len(funcs) > MAX_MODEL_FUNCTIONS:
+        raise HardError(f"Model contains {len(funcs)} local functions, exceeding the limit of {MAX_MODEL_FUNCTIONS}.")
+    for f in funcs:
+        functions.setdefault(function_id(f.domain, f.name, f.overload), f)
+    _check_call_cycles(funcs)
+    run = Run(opts, SymbolTable(), functions)
+    record = GraphRecord(m.graph)
+    run.records.append(record)
+    scope = Scope(run, opsets, None, {}, m.ir_version, record, True)
+    scope.process_graph(m.graph)
+    scope.finalize_top()
+    return run
+
+
+def _check_call_cycles(funcs) -> None:
+    """The reference's ``check_function_call_cycles``: duplicate ids and recursion are errors."""
+    by_id = {}
+    for f in funcs:
+        fid = function_id(f.domain, f.name, f.overload)
+        if fid in by_id:
+            raise HardError(f"Model contains multiple local functions with the same implementation id '{fid}'.")
+        by_id[fid] = f
+    edges = {}
+    for fid, f in by_id.items():
+        callees = set()
+        stack = [f.node]
+        while stack:
+            for node in stack.pop():
+                key = function_id(node.domain, node.op_type, node.overload)
+                if key in by_id:
+                    callees.add(key)
+                for a in node.attribute:
+                    if a.HasField("g"):
+                        stack.append(a.g.node)
+                    for g in a.graphs:
+                        stack.append(g.node)
+        edges[fid] = sorted(callees)
+    state: dict[str, int] = {}  # function id -> 1 on the current path, 2 done
+    for root in by_id:
+        if state.get(root):
+            continue
+        path = [root]
+        state[root] = 1
+        stack = [iter(edges[root])]
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                stack.pop()
+                state[path.pop()] = 2
+                continue
+            s = state.get(nxt)
+            if s == 1:
+                cycle = " -> ".join(path[path.index(nxt):])
+                raise HardError(f"Cycle detected in model-local function references: {cycle} -> {nxt}. "
+                                "Model-local functions must not be recursive.")
+            if not s:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(edges[nxt]))
+
+
+def _fresh_copy(model):
+    """A new root message over the same bytes (nothing copied), so the caller's stays as it was.
+
+    The one place that uses the message layer's private state: a root whose bytes are
+    still exact (`_start` != -1) is re-opened over its buffer; a changed one is
+    serialized first (its unchanged parts are copied as they are).
+    """
+    from .. import ModelProto, loads  # noqa: PLC0415
+    from ..origin import origin_of, set_origin  # noqa: PLC0415
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return loads(model, "ModelProto")
+    if type(model) is not ModelProto:
+        raise TypeError(f"infer_shapes needs a ModelProto or bytes, not {type(model).__name__}")
+    d = model.__dict__
+    buf = d.get("_buf")
+    if model._parent is None and buf is not None and model._start != -1:
+        fresh = type(model)._from_buffer(buf[0], buf[1], model._start, model._end)
+    else:
+        fresh = loads(model.SerializeToString(), "ModelProto")
+    origin = origin_of(model)
+    if origin is not None:  # the same file, directory and external-data policy
+        set_origin(fresh, origin)
+    return fresh
+
+
+def _write_back(records) -> None:
+    """Assign the changed types and append the new value_info entries.
+
+    New messages are opened over their serialized bytes (`types.value_info_bytes`), so
+    saving copies them as they are; nothing else of the graph is touched.
+    """
+    from .. import loads  # noqa: PLC0415
+    for rec in records:
+        g = rec.graph
+        for field, index, slot, original in rec.declared:
+            if slot.type != original:
+                getattr(g, field)[index].type = loads(type_bytes(slot.type), "TypeProto")
+        for (field, index), t in rec.assigned.items():
+            getattr(g, field)[index].type = loads(type_bytes(t), "TypeProto")
+        if rec.added:
+            g.value_info.extend([loads(value_info_bytes(name, slot.type), "ValueInfoProto")
+                                 for name, slot in rec.added])
+
+
+def infer_shapes_path(model_path, output_path=None, check_type: bool = False, strict_mode: bool = False,
+                      data_prop: bool = False) -> None:
+    """`infer_shapes` from a file to a file (``output_path`` defaults to the input).
+
+    The model is mapped, not read, and written back atomically; files over 2 GiB work.
+    """
+    from .. import load, save  # noqa: PLC0415
+    model_path = os.fspath(model_path)
+    output_path = model_path if output_path is None or output_path == "" else os.fspath(output_path)
+    m = load(model_path, load_external_data=False)
+    save(infer_shapes(m, check_type, strict_mode, data_prop), output_path)
+
+
+def infer_node_outputs(schema, node, input_types: dict, input_data: dict | None = None,
+                       input_sparse_data: dict | None = None, opset_imports=None, ir_version: int = 14) -> dict:
+    """The output types of one node, as ``onnx.shape_inference.infer_node_outputs`` gives them.
+
+    ``schema`` is an `irmodel.defs` schema; ``input_types`` maps value names to TypeProto
+    (entries not among the node's inputs are the outer scope of its sub-graphs).
+    Returns ``{output name: TypeProto}`` for every output (empty when nothing is known).
+    """
+    from . import registry  # noqa: PLC0415
+    from .context import NodeView  # noqa: PLC0415
+    from .tensordata import ConstTensor, is_small  # noqa: PLC0415
+    from .typecheck import check_input_output_types, verify_node  # noqa: PLC0415
+    input_data = input_data or {}
+    input_sparse_data = input_sparse_data or {}
+    try:
+        verify_node(schema, node)
+        opsets = {op.domain: op.version for op in opset_imports} if opset_imports else {}
+        if not opsets:
+            opsets[schema.domain] = schema.since_version
+        run = Run(Options(), None, {})
+        scope = Scope(run, opsets, None, None, ir_version, None, False)
+        for name, tp in input_types.items():
+            scope.types[name] = Slot(type_from_proto(tp))
+        for name, t in input_data.items():
+            if name in node.input and is_small(t):
+                scope.const_data[name] = ConstTensor(t)
+        for name, t in input_sparse_data.items():
+            if name in node.input:
+                scope.sparse_data[name] = t
+        view = NodeView(node, 0)
+        ctx = scope.make_context(view)
+        ctx.symbolic_ = [None] * len(ctx.symbolic_)  # no data propagation here
+        fn = registry.inference_function(schema.domain, schema.name, schema.since_version)
+        if fn is not None:
+            fn(ctx)
+        check_input_output_types(schema, ctx)
+    except (NodeInferenceError, HardError, FatalError) as exc:
+        raise InferenceError([str(exc)]) from None
+    from .types import UNSET  # noqa: PLC0415
+    return {name: type_to_proto(UNSET if t is None else t) for name, t in zip(node.output, ctx.outputs)}

@@ -1,0 +1,507 @@
+"""The inference pass: one forward walk over the nodes, with the reference's semantics.
+
+A `Scope` is the reference's ``ShapeInferenceImplBase``: one graph, or one call of a
+function body.  It maps value names to `Slot`s (a slot holds the current type of a
+value; a sub-graph sees its outer scope's slots through a `ChainMap`, so a merge into
+an outer value is seen by everyone, as the reference's pointers are).  Types are
+seeded from value_info, inputs and outputs (a declared type wins) and from
+initializers; then each node in order:
+
+1. its domain's opset version (no import: an error whatever the mode);
+2. its schema's inference function, or its function body, or a model-local function;
+   no schema and no function: the op is unsupported, its outputs stay untyped (and,
+   as in the reference, errors of later nodes in that scope are no longer recorded);
+3. each inferred output type gets fresh names for its unknown dims and is merged into
+   the value's slot (a new value gets a value_info entry);
+4. Constant nodes record their value; with ``data_prop``, the schema's propagation
+   function computes the value of small integer tensors (shapes) for later nodes.
+
+An error of an operator's rule is recorded against the node (strict mode raises them
+all at the end); the reference's other runtime errors (`HardError`) are raised at once.
+
+Function calls are bounded (`MAX_CALL_DEPTH`) and detected when recursive; sub-graph
+nesting is bounded by the decoder's nesting limit.  No recursion depends on the
+number of nodes.
+"""
+
+from __future__ import annotations
+
+from collections import ChainMap
+from typing import Any
+
+from . import registry, schemas
+from .context import A_FLOAT, A_FLOATS, A_INT, A_INTS, A_SPARSE_TENSOR, A_TENSOR, InferenceContext, NodeView
+from .. import DecodeError
+from .errors import HardError, NodeInferenceError, fail_shape, fail_type
+from .merge import check_compatible, merge
+from .symbols import SymbolTable, materialize
+from .tensordata import FLOAT, ConstTensor, const_from_ints, is_small
+from .types import UNSET, SparseTensorType, TensorType, type_from_proto
+
+MAX_CALL_DEPTH = 100  # nested function calls (model-local functions and schema bodies)
+LATEST_IR_VERSION = 14  # the reference's IR_VERSION, used for sub-graphs and function bodies
+
+
+class Options:
+    __slots__ = ("check_type", "strict", "data_prop")
+
+    def __init__(self, check_type: bool = False, strict: bool = False, data_prop: bool = False):
+        self.check_type = check_type
+        self.strict = strict
+        self.data_prop = data_prop
+
+
+class Slot:
+    """The current type of one value (the reference's ``TypeProto*`` in its name map)."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, t):
+        self.type = t
+
+
+class GraphRecord:
+    """What inference learnt about one GraphProto, to be written back to it.
+
+    ``declared``: ``(field, index, slot, original type or None)`` for every value_info,
+    input and output entry (changed ones are rewritten); ``assigned``: types given to
+    entries that had none; ``added``: new value_info entries, in order.
+    """
+
+    __slots__ = ("graph", "declared", "assigned", "added")
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.declared = []
+        self.assigned = {}
+        self.added = []
+
+
+class Run:
+    """State shared by every scope of one inference call."""
+
+    __slots__ = ("options", "symbols", "functions", "active", "records", "missing", "depth")
+
+    def __init__(self, options: Options, symbols: SymbolTable | None, functions: dict):
+        self.options = options
+        self.symbols = symbols
+        self.functions = functions
+        self.active: set[int] = set()  # id() of the functions being expanded
+        self.records: list[GraphRecord] = []
+        self.missing: set[tuple[str, str, int]] = set()  # (domain, op_type, since_version)
+        self.depth = 0
+
+
+def function_id(domain: str, name: str, overload: str) -> str:
+    return f"{domain}:{name}:{overload}" if overload else f"{domain}:{name}"
+
+
+class Scope:
+    """One graph or one function-body call being inferred (see the module docstring)."""
+
+    def __init__(self, run: Run, opsets: dict, outer=None, shape_data=None, ir_version: int = LATEST_IR_VERSION,
+                 record: GraphRecord | None = None, writable: bool = False):
+        self.run = run
+        self.writable = writable  # results go back into the model (not for function-body copies)
+        self.opsets = opsets
+        self.types = ChainMap({}, outer) if outer is not None else {}
+        self.const_data: dict[str, ConstTensor] = {}
+        self.sparse_data: dict[str, Any] = {}  # SparseTensorProto views
+        self.shape_data = shape_data if shape_data is not None else {}
+        self.ir_version = ir_version
+        self.record = record
+        # name -> index into record (entries declared without a type)
+        self.undefined: dict[str, tuple[str, int]] = {}
+        self.unsupported = False
+        self.errors: list[tuple[str, NodeView, str]] = []  # (message, node, kind)
+        self.unbound: set[str] = set()
+        self.reuse_constants = True
+
+    # -- types ---------------------------------------------------------------------------
+    def update_type(self, name: str, inferred) -> None:
+        """``UpdateType``: name fresh dims, then merge into the value's slot or make one."""
+        if inferred is None or inferred is UNSET:
+            return
+        symbols = self.run.symbols
+        if symbols is not None:
+            inferred = materialize(inferred, symbols)
+        slot = self.types.get(name)
+        if slot is not None:
+            slot.type = merge(inferred, slot.type)
+            return
+        slot = Slot(inferred)
+        self.types[name] = slot
+        if self.record is not None:
+            self.record.added.append((name, slot))
+            key = self.undefined.get(name)
+            if key is not None:
+                self.record.assigned[key] = inferred
+
+    def _declare(self, field: str, index: int, vi, t) -> None:
+        assert self.record is not None  # only process_graph declares, and its scopes have a record
+        if t is not None:
+            slot = Slot(t)
+            self.types[vi.name] = slot
+            self.record.declared.append((field, index, slot, t))
+        else:
+            # The reference reaches for the (absent) type to fill it later: it becomes
+            # present and empty even if nothing is ever inferred.
+            self.undefined[vi.name] = (field, index)
+            self.record.assigned[(field, index)] = UNSET
+
+    # -- a graph ---------------------------------------------------------------------------
+    def process_graph(self, graph, binding=None, input_overrides=None) -> None:
+        """Seed the types of ``graph`` and infer its nodes (``Process(GraphProto&)``)."""
+        # Only the model's graph and sub-graphs are processed here, and both scopes are made
+        # with a GraphRecord; function bodies (record None) go through process_function.
+        assert self.record is not None
+        declared = []  # (field, index, vi, type or None), each type read once
+        for field in ("value_info", "input", "output"):
+            for i, vi in enumerate(getattr(graph, field)):
+                if field == "input" and input_overrides is not None and i in input_overrides:
+                    declared.append((field, i, vi, input_overrides[i]))
+                else:
+                    declared.append((field, i, vi, type_from_proto(vi.type) if vi.HasField("type") else None))
+        symbols = self.run.symbols
+        nodes = graph.node
+        if symbols is not None:
+            for _f, _i, _vi, t in declared:
+                if type(t) is tuple:
+                    t = t[0]
+                if t is not None:
+                    symbols.add_from_type(t)
+            nodes = list(nodes)  # read once: the same views serve the pass below
+            for node in nodes:
+                for a in node.attribute:
+                    if a.HasField("g"):
+                        add_graph_symbols(a.g, symbols)
+        for field, i, vi, t in declared:
+            if type(t) is tuple:  # a sub-graph input merged with the type its node gives
+                slot = Slot(t[0])
+                self.types[vi.name] = slot
+                self.record.declared.append((field, i, slot, t[1]))
+            else:
+                self._declare(field, i, vi, t)
+        for tensor in graph.initializer:
+            name = tensor.name
+            t = TensorType(tensor.data_type, tuple(tensor.dims))
+            if is_small(tensor):
+                self.const_data[name] = ConstTensor(tensor)
+            self._seed_initializer(name, t)
+        for sparse in graph.sparse_initializer:
+            values = sparse.values
+            name = values.name
+            t = SparseTensorType(values.data_type, tuple(sparse.dims))
+            self.sparse_data[name] = sparse
+            self._seed_initializer(name, t)
+        for index, node in enumerate(nodes):
+            self.process_node(NodeView(node, index, binding))
+
+    def _seed_initializer(self, name: str, t) -> None:
+        slot = self.types.get(name)
+        if slot is not None:
+            check_compatible(t, slot.type)
+        elif self.ir_version >= 4:
+            self.types[name] = Slot(t)
+
+    def finalize(self) -> None:
+        """Strict mode: every recorded node error, raised together (to the enclosing node)."""
+        if self.errors and self.run.options.strict:
+            raise NodeInferenceError("Inference error(s): " + "".join(e[0] + "\n" for e in self.errors))
+
+    def finalize_top(self) -> None:
+        """Strict mode, for the model's graph: every node error, one problem each."""
+        if self.errors and self.run.options.strict:
+            from .errors import InferenceError, node_problem  # noqa: PLC0415
+            raise InferenceError([node_problem(*e) for e in self.errors])
+
+    # -- a node ------------------------------------------------------------------------------
+    def _opset_version(self, node: NodeView) -> int:
+        version = self.opsets.get(node.domain)
+        if version is None and node.domain == "":
+            version = self.opsets.get("ai.onnx")
+        if version is None:
+            raise fail_type("Cannot infer type and shape for node name ", node.name, ". No opset import for domain ",
+                            node.domain, " optype ", node.op_type)
+        return version
+
+    def make_context(self, node: NodeView, version: int = 0) -> InferenceContext:
+        types = self.types
+        const = self.const_data
+        sparse = self.sparse_data
+        shape_data = self.shape_data
+        in_types, in_data, in_sparse, in_sym = [], [], [], []
+        for name in node.inputs:
+            slot = types.get(name)
+            in_types.append(slot.type if slot is not None else None)
+            c = const.get(name)
+            in_data.append(c)
+            if c is None:
+                s = sparse.get(name)
+                in_sparse.append(s)
+                in_sym.append(shape_data.get(name) if s is None else None)
+            else:
+                in_sparse.append(None)
+                in_sym.append(None)
+        return InferenceContext(node, in_types, in_data, in_sparse, in_sym, self, self.unbound, version)
+
+    def process_node(self, node: NodeView) -> None:
+        version = self._opset_version(node)
+        schema = schemas.get_schema(node.op_type, version, node.domain)
+        ctx = self.make_context(node, version)
+        run = self.run
+        try:
+            if schema is not None:
+                if schema.has_type_and_shape_inference_function:
+                    fn = registry.inference_function(node.domain, node.op_type, schema.since_version)
+                    if fn is None:
+                        run.missing.add((node.domain, node.op_type, schema.since_version))
+                        return
+                    fn(ctx)
+                elif schema.has_function:
+                    body = schemas.latest_function_body(schema)
+                    if body is not None:
+                        self.process_call(node, body, ctx)
+                if run.options.check_type:
+                    from .typecheck import check_input_output_types  # noqa: PLC0415
+                    check_input_output_types(schema, ctx)
+            else:
+                fn = run.functions.get(function_id(node.domain, node.op_type, node.overload)) \
+                    if run.functions else None
+                if fn is None:
+                    self.unsupported = True
+                    return
+                self.process_call(node, fn, ctx)
+            for i, name in enumerate(node.outputs):
+                if name:
+                    self.update_type(name, ctx.outputs[i])
+            self.process_constant(node)
+            if run.options.data_prop and schema is not None and schema.has_data_propagation_function:
+                prop = registry.propagation_function(node.domain, node.op_type, schema.since_version)
+                if prop is not None:
+                    from .dataprop import PropagationContext  # noqa: PLC0415
+                    prop(PropagationContext(node, self))
+        except NodeInferenceError as exc:
+            if not self.unsupported:
+                self.errors.append((f"{node.describe()}: {exc}", node, exc.kind))
+        except HardError as exc:
+            raise NodeInferenceError(f"{node.describe()}: {exc}") from None
+        except RecursionError:
+            raise NodeInferenceError(f"{node.describe()}: nesting too deep") from None
+        except DecodeError:
+            raise  # malformed bytes met while reading the node: the codec's own error
+        except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
+            # A defect of ours, or input our rules did not foresee: never let it escape as
+            # anything but our error (the tests report these as differences).
+            raise NodeInferenceError(f"{node.describe()}: internal error: {type(exc).__name__}: {exc}") from exc
+
+    def process_constant(self, node: NodeView) -> None:
+        """A Constant node's value becomes known input data (``ProcessConstant``)."""
+        if node.op_type != "Constant" or node.domain not in ("", "ai.onnx") or len(node.outputs) != 1:
+            return
+        out = node.outputs[0]
+        for a in node.proto.attribute if node.binding is None else _bound_attributes(node):
+            if a.name == "value":
+                if a.type == A_TENSOR and a.HasField("t"):
+                    if is_small(a.t):
+                        self.const_data[out] = ConstTensor(a.t)
+                elif a.type == A_SPARSE_TENSOR and a.HasField("sparse_tensor"):
+                    if self.reuse_constants:
+                        self.sparse_data[out] = a.sparse_tensor
+            else:
+                t = a.type
+                if t == A_INTS:
+                    self.const_data[out] = const_from_ints(list(a.ints), False)
+                elif t == A_INT:
+                    self.const_data[out] = const_from_ints([a.i], True)
+                elif t == A_FLOATS:
+                    self.const_data[out] = const_from_ints(list(a.floats), False, FLOAT)
+                elif t == A_FLOAT:
+                    self.const_data[out] = const_from_ints([a.f], True, FLOAT)
+
+    # -- sub-graphs ---------------------------------------------------------------------------
+    def graph_inferencer(self, graph, binding):
+        return GraphInferencer(self, graph, binding)
+
+    # -- function calls -------------------------------------------------------------------------
+    def process_call(self, node: NodeView, function, ctx: InferenceContext) -> None:
+        """Infer ``node``'s outputs from a function body (``ProcessCall``)."""
+        run = self.run
+        key = id(function)
+        if key in run.active:
+            raise fail_shape("Cycle detected in model-local function references: function '",
+                             function_id(function.domain, function.name, function.overload),
+                             "' is already being expanded in the current call chain.")
+        if run.depth >= MAX_CALL_DEPTH:
+            raise fail_shape("Function calls nested deeper than ", MAX_CALL_DEPTH)
+        run.active.add(key)
+        run.depth += 1
+        try:
+            callee_data = {}
+            formal_in = list(function.input)
+            formal_out = list(function.output)
+            for actual, formal in zip(node.inputs, formal_in):
+                if actual and actual in self.shape_data:
+                    callee_data[formal] = self.shape_data[actual]
+            opsets = {}
+            for op in function.opset_import:
+                opsets[op.domain] = op.version
+            callee = Scope(run, opsets, None, callee_data, LATEST_IR_VERSION, None)
+            callee.process_function(function, formal_in, formal_out, ctx)
+            callee.finalize()
+            for actual, formal in zip(node.outputs, formal_out):
+                if actual and formal in callee_data:
+                    self.shape_data[actual] = callee_data[formal]
+        finally:
+            run.active.discard(key)
+            run.depth -= 1
+
+    def process_function(self, function, formal_in: list, formal_out: list, ctx: InferenceContext) -> None:
+        """``Process(FunctionProto&, ctx)``: bind inputs and attributes, infer the body."""
+        self.reuse_constants = False
+        n_actual = ctx.num_inputs
+        for i, formal in enumerate(formal_in):
+            provided = i < n_actual and ctx.has_input(i)
+            t = ctx.input_type(i) if provided else None
+            if t is not None:
+                self.types[formal] = Slot(t)
+            if not provided:
+                self.unbound.add(formal)
+        for i in range(min(n_actual, len(formal_in))):
+            t = ctx.input_type(i)
+            if t is not None:
+                if type(t) is TensorType and ctx.input_data(i) is not None:
+                    self.const_data[formal_in[i]] = ctx.input_data(i)
+                elif type(t) is SparseTensorType and ctx.input_sparse_data(i) is not None:
+                    self.sparse_data[formal_in[i]] = ctx.input_sparse_data(i)
+        binding = {}
+        for name in function.attribute:
+            a = ctx.attr(name)
+            if a is not None:
+                binding[name] = a
+        for default in function.attribute_proto:
+            a = ctx.attr(default.name)
+            binding[default.name] = a if a is not None else default
+        for index, node in enumerate(function.node):
+            self.process_node(NodeView(node, index, binding))
+        for i, name in enumerate(formal_out):
+            slot = self.types.get(name)
+            if slot is not None:
+                ctx.output(i)  # an output the caller does not have is a hard error
+                ctx.set_output(i, slot.type)
+
+
+def _bound_attributes(node: NodeView):
+    """The attributes of a bound node in order, as the reference's copy holds them."""
+    out = []
+    for a in node.proto.attribute:
+        if a.ref_attr_name:
+            value = node.binding.get(a.ref_attr_name)
+            if value is None:
+                continue
+            out.append(_Renamed(a.name, value))
+        else:
+            out.append(a)
+    return out
+
+
+class _Renamed:
+    """A caller's attribute seen under the callee's attribute name (the binder's copy)."""
+
+    __slots__ = ("name", "_a")
+
+    def __init__(self, name, a):
+        self.name = name
+        self._a = a
+
+    def __getattr__(self, item):
+        return getattr(self._a, item)
+
+
+class GraphInferencer:
+    """Infers a sub-graph (a graph attribute) given the types of its inputs (``doInferencing``)."""
+
+    def __init__(self, scope: Scope, graph, binding):
+        self.scope = scope
+        self.graph = graph
+        self.binding = binding
+
+    def infer(self, input_types: list, input_data: list | None = None) -> list:
+        """The sub-graph's output types after inferring it with these input types.
+
+        ``input_types`` entries may be None (nothing known: the declared type stays).
+        Returns one type per graph output (UNSET when nothing is known).
+        """
+        scope = self.scope
+        g = self.graph
+        run = scope.run
+        n = len(input_types)
+        inputs = list(g.input)
+        init_names = {t.name for t in g.initializer}
+        if scope.ir_version >= 4:
+            if len(inputs) != n:
+                raise fail_shape("Graph has ", len(inputs), " inputs but ", n, " were provided")
+            for vi in inputs:
+                if vi.name in init_names:
+                    raise fail_shape("Cannot use the same name as both a subgraph initializer and subgraph input: ",
+                                     vi.name)
+        else:
+            if n > len(inputs):
+                raise fail_shape("Graph has ", len(inputs), " inputs but ", n, " were provided.",
+                                 "The number of graph input cannot be smaller than the number of node input")
+            if n < len(inputs):
+                for i, vi in enumerate(inputs):
+                    if i < n and vi.name in init_names:
+                        raise fail_shape("Graph initializer names must appear after the actual inputs: ", vi.name)
+                    if i >= n and vi.name not in init_names:
+                        raise fail_shape("Cannot find missing input: ", vi.name, "in initializers. ")
+        overrides = {}
+        for i in range(n):
+            inferred = input_types[i]
+            if inferred is None:
+                continue
+            vi = inputs[i]
+            original = type_from_proto(vi.type) if vi.HasField("type") else None
+            t = merge(inferred, UNSET if original is None else original)
+            if run.symbols is not None:
+                t = materialize(t, run.symbols)
+            overrides[i] = (t, original)
+        record = GraphRecord(g)
+        if scope.writable:  # the reference infers function bodies on copies: nothing written
+            run.records.append(record)
+        sub = Scope(run, scope.opsets, scope.types, scope.shape_data, LATEST_IR_VERSION, record, scope.writable)
+        sub.process_graph(g, self.binding, overrides)
+        sub.finalize()
+        out = []
+        for i, vi in enumerate(g.output):
+            key = ("output", i)
+            slot = None
+            for field, index, s, _ in record.declared:
+                if field == "output" and index == i:
+                    slot = s
+            if slot is not None:
+                out.append(slot.type)
+            elif key in record.assigned:
+                out.append(record.assigned[key])
+            else:
+                out.append(UNSET)
+        return out
+
+
+def add_graph_symbols(graph, symbols: SymbolTable) -> None:
+    """``TraverseGraphsToAddExistingSymbols``: dim names of this graph and of its sub-graphs.
+
+    Iterative (a stack, not recursion), following the reference: graph attributes (``g``)
+    only, not ``graphs``.
+    """
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        for field in (g.input, g.output, g.value_info):
+            for vi in field:
+                if vi.HasField("type"):
+                    symbols.add_from_type(type_from_proto(vi.type))
+        for node in g.node:
+            for a in node.attribute:
+                if a.HasField("g"):
+                    stack.append(a.g)

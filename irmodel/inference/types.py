@@ -1,0 +1,357 @@
+"""Value types and dims as inference computes with them: small immutable Python values.
+
+Inference runs on these, not on `TypeProto` messages: they are cheap to build and
+compare, hashable, and independent of the wire format.  Conversion to and from
+messages happens once per value (`type_from_proto`, `type_to_proto`).
+
+**Dims.**  A dim is one of
+
+* an ``int`` -- a known size (``dim_value``);
+* a ``str`` -- a named size (``dim_param``), compared by name;
+* ``None`` -- unknown (a `Dimension` with neither field set).
+
+Every computation on dims goes through `irmodel.inference.dims`, never through Python
+operators in the operator functions.  That module applies the reference's rules today
+(known x known is known, ``1 * d`` is ``d``, anything else unknown); issue 13 adds a
+fourth kind, an integer expression over names, by changing only that module and
+`dim_param_text`: an expression is neither ``int`` nor ``str``, so every ``isinstance(d,
+int)`` test in the operator code already treats it as "not known", and its canonical
+text becomes the ``dim_param`` written out.
+
+**Presence.**  The reference compares its output byte for byte, and protobuf writes a
+field that was set to its default.  So presence is kept where inference can produce it:
+``elem`` is ``None`` when ``elem_type`` is absent (``0`` when set to UNDEFINED), a
+shape is ``None`` when absent (``()`` is a scalar), a container's element type is
+``None`` when absent and `UNSET` when present but empty.
+
+Not kept: ``denotation`` of types and dims (no inference rule produces or reads one;
+an existing declared type is written back untouched unless inference changed it).
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+from wirefmt import encode_varint
+
+Dim = Union[int, str, None]
+Shape = tuple  # tuple[Dim, ...]
+
+
+class _TypeBase:
+    __slots__ = ()
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._key()))
+
+    def _key(self) -> tuple:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class UnsetType(_TypeBase):
+    """A `TypeProto` that is present but has no value (``value_case`` NOT_SET)."""
+
+    __slots__ = ()
+
+    def _key(self) -> tuple:
+        return ()
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET = UnsetType()
+
+
+class TensorType(_TypeBase):
+    """``tensor_type``: element type code (or None) and shape (tuple of dims, or None)."""
+
+    __slots__ = ("elem", "shape")
+    elem: int | None
+    shape: Shape | None
+
+    def __init__(self, elem: int | None = None, shape: Shape | None = None):
+        object.__setattr__(self, "elem", elem)
+        object.__setattr__(self, "shape", shape)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("types are immutable")
+
+    def _key(self) -> tuple:
+        return (self.elem, self.shape)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.elem!r}, {self.shape!r})"
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+    def with_elem(self, elem):
+        return type(self)(elem, self.shape)
+
+    def with_shape(self, shape):
+        return type(self)(self.elem, shape)
+
+
+class SparseTensorType(TensorType):
+    """``sparse_tensor_type``: as a tensor type."""
+
+    __slots__ = ()
+
+
+class SequenceType(_TypeBase):
+    """``sequence_type``: the element type (a type, `UNSET`, or None when absent)."""
+
+    __slots__ = ("elem",)
+    elem: Type | None
+
+    def __init__(self, elem=None):
+        object.__setattr__(self, "elem", elem)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("types are immutable")
+
+    def _key(self) -> tuple:
+        return (self.elem,)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.elem!r})"
+
+
+class OptionalType(SequenceType):
+    """``optional_type``: the element type."""
+
+    __slots__ = ()
+
+
+class MapType(_TypeBase):
+    """``map_type``: key element type code (or None) and value type (or None/UNSET)."""
+
+    __slots__ = ("key", "value")
+    key: int | None
+    value: Type | None
+
+    def __init__(self, key: int | None = None, value=None):
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "value", value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("types are immutable")
+
+    def _key(self) -> tuple:
+        return (self.key, self.value)
+
+    def __repr__(self) -> str:
+        return f"MapType({self.key!r}, {self.value!r})"
+
+
+class OpaqueType(_TypeBase):
+    """``opaque_type``: domain and name (None when absent)."""
+
+    __slots__ = ("domain", "name")
+    domain: str | None
+    name: str | None
+
+    def __init__(self, domain: str | None = None, name: str | None = None):
+        object.__setattr__(self, "domain", domain)
+        object.__setattr__(self, "name", name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("types are immutable")
+
+    def _key(self) -> tuple:
+        return (self.domain, self.name)
+
+    def __repr__(self) -> str:
+        return f"OpaqueType({self.domain!r}, {self.name!r})"
+
+
+Type = Union[UnsetType, TensorType, SparseTensorType, SequenceType, OptionalType, MapType, OpaqueType]
+
+# The reference's value-case names, for messages.
+CASE_NAMES = {UnsetType: "NOT_SET", TensorType: "tensor_type", SparseTensorType: "sparse_tensor_type",
+              SequenceType: "sequence_type", OptionalType: "optional_type", MapType: "map_type",
+              OpaqueType: "opaque_type"}
+
+
+def case_name(t) -> str:
+    return "NOT_SET" if t is None else CASE_NAMES[type(t)]
+
+
+def is_tensor_like(t) -> bool:
+    """A tensor or a sparse tensor (the reference's ``kTensorType || kSparseTensorType``)."""
+    return type(t) is TensorType or type(t) is SparseTensorType
+
+
+def dim_param_text(d: Dim) -> str:
+    """The ``dim_param`` string the reference compares dims by ("" for a known or unknown one)."""
+    return d if type(d) is str else ""
+
+
+def shape_of(t) -> Shape | None:
+    """The shape of a tensor or sparse tensor type, else None."""
+    if type(t) is TensorType or type(t) is SparseTensorType:
+        return t.shape
+    return None
+
+
+# -- conversion from messages ---------------------------------------------------------
+
+def shape_from_proto(shape_msg) -> Shape:
+    dims = []
+    for d in shape_msg.dim:
+        which = d.WhichOneof("value")
+        if which == "dim_value":
+            dims.append(d.dim_value)
+        elif which == "dim_param":
+            p = d.dim_param
+            dims.append(p.decode("utf-8", "surrogateescape") if type(p) is bytes else p)
+        else:
+            dims.append(None)
+    return tuple(dims)
+
+
+def type_from_proto(tp) -> Type:
+    """A `TypeProto` view as a `Type` (UNSET when no value is set)."""
+    which = tp.WhichOneof("value")
+    if which == "tensor_type" or which == "sparse_tensor_type":
+        t = tp.tensor_type if which == "tensor_type" else tp.sparse_tensor_type
+        elem = t.elem_type if t.HasField("elem_type") else None
+        shape = shape_from_proto(t.shape) if t.HasField("shape") else None
+        return (TensorType if which == "tensor_type" else SparseTensorType)(elem, shape)
+    if which == "sequence_type" or which == "optional_type":
+        t = tp.sequence_type if which == "sequence_type" else tp.optional_type
+        elem = type_from_proto(t.elem_type) if t.HasField("elem_type") else None
+        return (SequenceType if which == "sequence_type" else OptionalType)(elem)
+    if which == "map_type":
+        m = tp.map_type
+        key = m.key_type if m.HasField("key_type") else None
+        value = type_from_proto(m.value_type) if m.HasField("value_type") else None
+        return MapType(key, value)
+    if which == "opaque_type":
+        o = tp.opaque_type
+        return OpaqueType(o.domain if o.HasField("domain") else None,
+                          o.name if o.HasField("name") else None)
+    return UNSET
+
+
+# -- conversion to messages -----------------------------------------------------------
+
+def type_to_proto(t):
+    """A `TypeProto` message for ``t``, with the same fields present (opened over its bytes)."""
+    from .. import loads  # noqa: PLC0415
+    return loads(type_bytes(t), "TypeProto")
+
+
+# -- serialized form ----------------------------------------------------------------------
+# Written straight to bytes (canonical protobuf: fields in number order) and opened as a
+# lazy message: the encoder then copies the bytes as they are.  Field numbers are those
+# of onnx.proto (TypeProto: tensor 1, sequence 4, map 5, opaque 7, sparse 8, optional 9;
+# Tensor/SparseTensor: elem_type 1, shape 2; Dimension: dim_value 1, dim_param 2;
+# ValueInfoProto: name 1, type 2).
+
+def _varint(n: int) -> bytes:
+    return encode_varint(n & 0xFFFFFFFFFFFFFFFF)
+
+
+def _utf8(v) -> bytes:
+    """Text as stored: bytes stay bytes, surrogate escapes go back to the bytes they stood for."""
+    return v if type(v) is bytes else v.encode("utf-8", "surrogateescape")
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _shape_bytes(shape) -> bytes:
+    out = []
+    for d in shape:
+        if type(d) is int:
+            body = b"\x08" + _varint(d)
+        elif d is None:
+            body = b""
+        else:
+            body = _field(2, _utf8(d if type(d) is str else str(d)))
+        out.append(_field(1, body))
+    return b"".join(out)
+
+
+_TYPE_CACHE: dict = {}
+
+
+def type_bytes(t) -> bytes:
+    """The serialized `TypeProto` of ``t`` (cached: models repeat a few types many times)."""
+    try:
+        return _TYPE_CACHE[t]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable dim kind would land here; encode without caching
+        return _type_bytes(t)
+    data = _type_bytes(t)
+    if len(_TYPE_CACHE) > 4096:
+        _TYPE_CACHE.clear()
+    _TYPE_CACHE[t] = data
+    return data
+
+
+def _type_bytes(t) -> bytes:
+    kind = type(t)
+    if kind is TensorType or kind is SparseTensorType:
+        body = b""
+        if t.elem is not None:
+            body += b"\x08" + _varint(t.elem)
+        if t.shape is not None:
+            body += _field(2, _shape_bytes(t.shape))
+        return _field(1 if kind is TensorType else 8, body)
+    if kind is SequenceType or kind is OptionalType:
+        body = b"" if t.elem is None else _field(1, _type_bytes(t.elem))
+        return _field(4 if kind is SequenceType else 9, body)
+    if kind is MapType:
+        body = b""
+        if t.key is not None:
+            body += b"\x08" + _varint(t.key)
+        if t.value is not None:
+            body += _field(2, _type_bytes(t.value))
+        return _field(5, body)
+    if kind is OpaqueType:
+        body = b""
+        if t.domain is not None:
+            body += _field(1, _utf8(t.domain))
+        if t.name is not None:
+            body += _field(2, _utf8(t.name))
+        return _field(7, body)
+    return b""
+
+
+def value_info_bytes(name: str, t) -> bytes:
+    """A serialized `ValueInfoProto` with ``name`` and type ``t``."""
+    return _field(1, _utf8(name)) + _field(2, type_bytes(t))
+
+
+def format_type(t) -> str:
+    """A one-line text form for messages and the command line: ``tensor(float)[N,3]``."""
+    if t is None or t is UNSET:
+        return "?"
+    kind = type(t)
+    if kind is TensorType or kind is SparseTensorType:
+        from .typestr import elem_name  # noqa: PLC0415
+        head = "tensor" if kind is TensorType else "sparse_tensor"
+        text = f"{head}({elem_name(t.elem) if t.elem else '?'})"
+        if t.shape is not None:
+            text += "[" + ",".join("?" if d is None else str(d) for d in t.shape) + "]"
+        return text
+    if kind is SequenceType:
+        return f"seq({format_type(t.elem)})"
+    if kind is OptionalType:
+        return f"optional({format_type(t.elem)})"
+    if kind is MapType:
+        from .typestr import elem_name  # noqa: PLC0415
+        return f"map({elem_name(t.key) if t.key else '?'},{format_type(t.value)})"
+    return f"opaque({t.domain or ''},{t.name or ''})"
