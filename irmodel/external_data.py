@@ -370,7 +370,7 @@ def _read_range(base_dir: str, info: ExternalDataInfo) -> memoryview:
     return view.toreadonly()
 
 
-def probe_data_file(base_dir: str, location) -> tuple[str, int | None]:
+def probe_data_file(base_dir: str, location: object) -> tuple[str, int | None]:
     """``(status, size)`` of a data file for ``inspect``, which never opens data files:
     ``"ok"`` and its size, ``"missing"``, ``"not a regular file"``, or ``"unsafe
     location"`` (a location that `location_problem` refuses, or with a symlink or a

@@ -50,12 +50,9 @@ def element_count(dims: Iterable[int]) -> int | None:
     return n if n <= MAX_SIZE else TOO_LARGE
 
 
-def byte_size(count: int | None, bits: int) -> int | None:
+def byte_size(count: int, bits: int) -> int:
     """The bytes ``count`` elements of ``bits`` bits take, packed (sub-byte types share
-    bytes) and rounded up to whole bytes; bounded like `element_count`, ``None`` stays
-    ``None``."""
-    if count is None:
-        return None
+    bytes) and rounded up to whole bytes; bounded like `element_count`."""
     if count > MAX_SIZE:
         return TOO_LARGE
     n = (count * bits + 7) // 8

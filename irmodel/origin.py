@@ -130,7 +130,7 @@ def set_origin(root: Any, origin: Origin) -> Origin:
     return origin
 
 
-def check_unchanged(msg) -> None:
+def check_unchanged(msg: Any) -> None:
     """`Origin.check_unchanged` for ``msg``'s model, if it was loaded from a file."""
     origin = origin_of(msg)
     if origin is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .limits import element_count
+from .limits import element_count, is_too_large
 
 
 def pack(arr: np.ndarray, bits: int) -> np.ndarray:
@@ -53,7 +53,9 @@ def unpack(data: np.ndarray, bits: int, dims: tuple, name: str) -> np.ndarray:
     ValueError naming tensor ``name`` when ``data`` is too small for ``dims``; bytes
     beyond what ``dims`` needs are ignored.
     """
-    n = element_count(dims)  # bounded and linear (to_array refused impossible dims)
+    n = element_count(dims)  # bounded and linear
+    if n is None or is_too_large(n):  # to_array refuses these first
+        raise ValueError(f"tensor {name!r}: dims describe no possible number of elements")
     if bits == 6:
         return _unpack_6bit(data, n, dims, name)
     per_byte = 8 // bits

@@ -116,7 +116,7 @@ def external_entries(t: Any) -> dict:
     return {e.key: e.value for e in t.external_data}
 
 
-def external_info(t) -> tuple:
+def external_info(t: Any) -> tuple:
     """``(ExternalDataInfo or None, problem or None)``: the tensor's entries as every
     reader parses them (`irmodel.external_data.ExternalDataInfo`), without raising."""
     from .external_data import ExternalDataInfo  # noqa: PLC0415 (imports the file layer)

@@ -22,7 +22,7 @@ numpy-free.  Errors name the tensor.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from wirefmt.errors import DecodeError
 
@@ -84,7 +84,7 @@ def to_array(tensor: Any, base_dir: str | None = None, *, verify_checksum: bool 
     return _raw_array(np, raw, et, dt, dims, name)
 
 
-def dims_text(dims) -> str:
+def dims_text(dims: Sequence[int]) -> str:
     """``dims`` for an error message: the first 16, then how many there are."""
     if len(dims) <= 16:
         return str(list(dims))

@@ -106,7 +106,8 @@ def rich_model(directory: str) -> irmodel.ModelProto:
     function = h.make_function(FUNCTION_DOMAIN, FUNCTION_NAME, ["a"], ["b"], [fn_node],
                                [h.make_opsetid("", 18)], attributes=["alpha"], doc_string="twice")
     model = h.make_model(graph, producer_name="hostile-tests", producer_version="1.0",
-                         opset_imports=[h.make_opsetid("", 18), h.make_opsetid(FUNCTION_DOMAIN, 1)],
+                         opset_imports=[h.make_opsetid("", 18), h.make_opsetid(FUNCTION_DOMAIN, 1),
+                                        h.make_opsetid("custom.domain", 1)],
                          functions=[function], doc_string="a model\nwith two lines")
     h.set_model_props(model, {"author": "tests", "note": "metadata value"})
     algorithm = h.make_graph([h.make_node("Identity", ["x"], ["t"])], "training", [], [])

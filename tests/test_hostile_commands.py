@@ -35,13 +35,16 @@ SEED = 14
 #: The watchdog: an input whose commands together take longer than this is reported.
 PER_INPUT_SECONDS = 30.0
 
-READ_COMMANDS = (["inspect"], ["inspect", "--json"], ["dump"], ["dump", "--json"], ["raw"],
-                 ["raw", "--offsets"])
-#: Each mutant runs every command, in one of its forms (the forms take turns).
+#: Each mutant runs every command that reads, in one of its forms (the forms take turns).
 COMMAND_FORMS = ((["inspect"], ["inspect", "--json"]), (["dump"], ["dump", "--json"]),
-                 (["raw"], ["raw", "--offsets"]))
-CONVERT_MODES = ([], ["--single-file"], ["--external-data", "--size-threshold", "0"],
-                 ["--external-data", "--file-per-tensor", "--size-threshold", "0"])
+                 (["raw"], ["raw", "--offsets"]), (["check"], ["check", "--json"]),
+                 (["infer"], ["infer", "--json"], ["infer", "--strict", "--check-type", "--data-prop"]))
+READ_COMMANDS = tuple(form for forms in COMMAND_FORMS for form in forms)
+#: And one of the commands that write (``OUT`` stands for the output path).
+WRITE_COMMANDS = (["convert", "OUT"], ["convert", "OUT", "--single-file"],
+                  ["convert", "OUT", "--external-data", "--size-threshold", "0"],
+                  ["convert", "OUT", "--external-data", "--file-per-tensor", "--size-threshold", "0"],
+                  ["infer", "-o", "OUT"])
 
 
 class _TooSlow(BaseException):
@@ -75,13 +78,14 @@ def watchdog(seconds: float, what: str):
         signal.signal(signal.SIGALRM, old)
 
 
-def check_every_command(path: str, out_dir: str, convert_modes, label: str,
+def check_every_command(path: str, out_dir: str, write_commands, label: str,
                         read_commands=READ_COMMANDS, statuses: dict | None = None) -> list:
-    """Run the read commands and the given convert modes on ``path``; the failures.
-    ``statuses`` counts the exit statuses of ``inspect``."""
+    """Run the read and the write commands on ``path``; the failures.  ``statuses``
+    counts the exit statuses of ``inspect``."""
     failures = []
+    out = os.path.join(out_dir, "out.onnx")
     runs = [[*c, path] for c in read_commands]
-    runs += [["convert", path, os.path.join(out_dir, "out.onnx"), *mode] for mode in convert_modes]
+    runs += [[command[0], path, *[out if a == "OUT" else a for a in command[1:]]] for command in write_commands]
     with watchdog(PER_INPUT_SECONDS, label):
         for argv in runs:
             status, out, err = run_cli(argv)
@@ -89,8 +93,7 @@ def check_every_command(path: str, out_dir: str, convert_modes, label: str,
                 statuses[status] = statuses.get(status, 0) + 1
             bad = _unprintable(out) + _unprintable(err)
             if status not in (0, 1, 2) or bad:
-                failures.append((label, argv[:-1] if argv[0] != "convert" else argv[3:], status,
-                                 bad, err[-300:]))
+                failures.append((label, [a for a in argv if a != path], status, bad, err[-300:]))
     return failures
 
 
@@ -120,9 +123,9 @@ def test_every_command_on_thousands_of_mutants_of_a_rich_model(scratch):
         with open(path, "wb") as f:
             f.write(data)
         out = _fresh_out(scratch) if i % 50 == 0 else os.path.join(scratch, "out")
-        forms = [forms[i % 2] for forms in COMMAND_FORMS]
-        mode = CONVERT_MODES[i % len(CONVERT_MODES)]
-        failures += check_every_command(path, out, [mode], f"mutant {i} (seed {SEED})", forms,
+        forms = [forms[i % len(forms)] for forms in COMMAND_FORMS]
+        write = WRITE_COMMANDS[i % len(WRITE_COMMANDS)]
+        failures += check_every_command(path, out, [write], f"mutant {i} (seed {SEED})", forms,
                                         statuses)
         if len(failures) > 20:
             break
@@ -138,7 +141,7 @@ def test_every_command_on_each_hand_built_hostile_model(scratch):
         path = os.path.join(scratch, f"{name}.onnx")
         with open(path, "wb") as f:
             f.write(data)
-        failures += check_every_command(path, _fresh_out(scratch), CONVERT_MODES, name)
+        failures += check_every_command(path, _fresh_out(scratch), WRITE_COMMANDS, name)
     assert not failures, failures
 
 

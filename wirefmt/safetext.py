@@ -37,6 +37,7 @@ and format characters in real strings become ``\\uNNNN`` escapes, never raw byte
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 #: ``decode("utf-8", "surrogateescape")`` turns each invalid byte NN into U+DCNN.
@@ -69,7 +70,7 @@ def _escaped(text: str, specials: str = "") -> str:
     return "".join(out)
 
 
-def as_text(value) -> str:
+def as_text(value: object) -> str:
     """A string read from a file as ``str``: ``bytes`` (a string field holding invalid
     UTF-8) decoded with ``surrogateescape``, so that each invalid byte survives to be
     shown as ``\\xNN``.  Anything else goes through ``str``."""
@@ -80,7 +81,7 @@ def as_text(value) -> str:
     return str(value)
 
 
-def safe_text(value) -> str:
+def safe_text(value: object) -> str:
     """``value`` (``str``, or ``bytes`` for a string with invalid UTF-8) safe to print:
     non-printable characters and invalid bytes escaped (see the module docstring).
 
@@ -92,7 +93,7 @@ def safe_text(value) -> str:
     return _escaped(text)
 
 
-def quote(value, limit: int | None = None) -> str:
+def quote(value: object, limit: int | None = None) -> str:
     """``"..."``: `safe_text` with backslashes and double quotes escaped too, so that
     every escape in the result is one.  With ``limit``, at most that many characters are
     shown, followed by ``... (N characters)`` (``N bytes`` for a bytes value)."""
@@ -106,13 +107,14 @@ def quote(value, limit: int | None = None) -> str:
     if not cut:
         return f'"{body}"'
     unit = "characters" if isinstance(value, str) else "bytes"
-    return f'"{body}"... ({len(value)} {unit})'
+    size = len(value) if isinstance(value, (str, bytes, bytearray, memoryview)) else len(text)
+    return f'"{body}"... ({size} {unit})'
 
 
 _SIMPLE_NAME = re.compile(r"[\w.:/\-]+")
 
 
-def name_text(value, limit: int | None = None) -> str:
+def name_text(value: object, limit: int | None = None) -> str:
     """A name as it is when it is a plain word (letters, digits, ``_.:/-``), else `quote`d:
     ``conv1``, ``"my tensor"``, ``"a\\x1b[2J"``.  ``limit`` as for `quote`."""
     if (isinstance(value, str) and (limit is None or len(value) <= limit)
@@ -121,18 +123,18 @@ def name_text(value, limit: int | None = None) -> str:
     return quote(value, limit)
 
 
-def one_line(message) -> str:
+def one_line(message: object) -> str:
     """A message (which may quote a file's strings) as one safe line: each run of
     whitespace becomes one space, anything else not printable is escaped."""
     return safe_text(" ".join(str(message).split()))
 
 
-def json_bytes(value) -> str:
+def json_bytes(value: bytes | bytearray | memoryview) -> str:
     """The JSON form of a bytes-valued string: its bytes literal, ``"b'a\\xffb'"``."""
     return repr(bytes(value))
 
 
-def json_ready(obj):
+def json_ready(obj: Any) -> Any:
     """``obj`` (dicts, lists, tuples, scalars) with every bytes value and bytes dict key
     in the JSON form of the module docstring; what `json.dump` may then write as is.
 
@@ -142,14 +144,14 @@ def json_ready(obj):
         return json_bytes(obj)
     if not isinstance(obj, (dict, list, tuple)):
         return obj
-    top = {} if isinstance(obj, dict) else []
-    stack = [(obj, top)]
+    top: Any = {} if isinstance(obj, dict) else []
+    stack: list[tuple[Any, Any]] = [(obj, top)]
     while stack:
         src, dst = stack.pop()
         items = src.items() if isinstance(src, dict) else enumerate(src)
         for k, v in items:
             if isinstance(v, (dict, list, tuple)):
-                new = {} if isinstance(v, dict) else []
+                new: Any = {} if isinstance(v, dict) else []
                 stack.append((v, new))
                 v = new
             elif isinstance(v, (bytes, bytearray, memoryview)):
