@@ -1,6 +1,7 @@
-"""Benchmark: ``irmodel.check_model(path)`` against ``onnx.checker.check_model(path)``.
+"""Benchmark: ``irmodel.check_model(path)`` against ``onnx.checker.check_model(path)``,
+and (``--what infer``) load + ``infer_shapes(data_prop=True)`` on both sides.
 
-    python benchmarks/bench_checker.py [--out DIR] [--repeat N] [--json]
+    python benchmarks/bench_checker.py [--out DIR] [--repeat N] [--json] [--what check|infer]
 
 Each side of each model runs in a fresh Python process (started from ``/bin/sh``, so the
 parent's memory high-water mark is not inherited), sides alternating, the order reversed
@@ -37,24 +38,32 @@ sys.path.insert(0, ROOT)
 
 CHILD = r"""
 import resource, sys, time
-path, side = sys.argv[1], sys.argv[2]
+path, side, what = sys.argv[1], sys.argv[2], sys.argv[3]
 t0 = time.perf_counter()
 if side == "ours":
     import irmodel
     t1 = time.perf_counter()
-    try:
-        irmodel.check_model(path)
-        verdict, problems = "valid", 0
-    except irmodel.ValidationError as exc:
-        verdict, problems = "invalid", len(exc.problems)
+    if what == "infer":
+        m = irmodel.infer_shapes(irmodel.load(path, load_external_data=False), data_prop=True)
+        verdict, problems = "inferred", len(m.graph.value_info)
+    else:
+        try:
+            irmodel.check_model(path)
+            verdict, problems = "valid", 0
+        except irmodel.ValidationError as exc:
+            verdict, problems = "invalid", len(exc.problems)
 else:
-    import onnx.checker
+    import onnx, onnx.checker, onnx.shape_inference
     t1 = time.perf_counter()
-    try:
-        onnx.checker.check_model(path)
-        verdict, problems = "valid", 0
-    except Exception:
-        verdict, problems = "invalid", 1
+    if what == "infer":
+        m = onnx.shape_inference.infer_shapes(onnx.load(path), data_prop=True)
+        verdict, problems = "inferred", len(m.graph.value_info)
+    else:
+        try:
+            onnx.checker.check_model(path)
+            verdict, problems = "valid", 0
+        except Exception:
+            verdict, problems = "invalid", 1
 t2 = time.perf_counter()
 status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
 kib = lambda k: int(status.get(k, "0 kB").split()[0])
@@ -206,8 +215,8 @@ def _warm(path: str) -> None:
             pass
 
 
-def run_once(path: str, side: str) -> dict:
-    cmd = f"exec {sys.executable} -c {_sh_quote(CHILD)} {_sh_quote(path)} {side}"
+def run_once(path: str, side: str, what: str = "check") -> dict:
+    cmd = f"exec {sys.executable} -c {_sh_quote(CHILD)} {_sh_quote(path)} {side} {what}"
     t = time.perf_counter()
     out = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, text=True, check=True).stdout
     wall = time.perf_counter() - t
@@ -220,14 +229,14 @@ def _sh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def measure(models: dict, repeat: int) -> dict:
+def measure(models: dict, repeat: int, what: str = "check") -> dict:
     results = {}
     for label, path in models.items():
         _warm(path)
         runs = {"ours": [], "onnx": []}
         for r in range(repeat):
             for side in (("ours", "onnx") if r % 2 == 0 else ("onnx", "ours")):
-                runs[side].append(run_once(path, side))
+                runs[side].append(run_once(path, side, what))
         results[label] = {"path": path, "bytes": os.path.getsize(path), "runs": runs}
     return results
 
@@ -237,7 +246,7 @@ def _median(runs, key):
 
 
 def table(results: dict) -> str:
-    lines = ["| model | file | side | verdict (problems) | whole process (s) | check (s) | peak RSS (MiB) "
+    lines = ["| model | file | side | verdict (problems) | whole process (s) | work (s) | peak RSS (MiB) "
              "| anonymous (MiB) | file pages (MiB) |", "|---|---:|---|---|---:|---:|---:|---:|---:|"]
     for label, res in results.items():
         for side, runs in res["runs"].items():
@@ -255,9 +264,13 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="/tmp/irmodel-bench")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json", action="store_true", help="print every run as JSON instead of a table")
+    p.add_argument("--what", choices=("check", "infer"), default="check",
+                   help="check_model(path), or load + infer_shapes(data_prop=True) on both sides")
     args = p.parse_args(argv)
     env_models = ensure_models(args.out)
-    results = measure(env_models, args.repeat)
+    if args.what == "infer":  # every node of the invalid model fails: inference of it means nothing
+        env_models = {k: v for k, v in env_models.items() if "invalid" not in k}
+    results = measure(env_models, args.repeat, args.what)
     print(json.dumps(results, indent=1) if args.json else table(results))
     return 0
 
