@@ -431,6 +431,10 @@ import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import hashlib, uuid  # noqa: F401  (imported lazily by the save; nobody cannot read them)
 import irmodel, irmodel.atomic
+# irmodel imports these on first use; nobody may not be able to read the checkout (a
+# fresh clone in a private temporary directory), so they are imported while still root.
+import irmodel.external_write, irmodel.external_data, irmodel.io, irmodel.filecopy  # noqa: E401,F401
+import wirefmt.encoder, wirefmt.writer  # noqa: E401,F401
 
 way, source, directory = sys.argv[2:5]
 if way == "named":
