@@ -39,14 +39,15 @@ class Origin:
         self.source_fd = fd
         self.source_view = view
 
-    def __del__(self) -> None:
+    def __del__(self, _close: Any = os.close) -> None:
         # A finaliser method rather than weakref.finalize: the `weakref` module is not
         # otherwise needed to open a model, and importing it costs every process.
+        # ``os.close`` is bound at definition: at interpreter exit module globals may be gone.
         fd = self.source_fd
         if fd is not None:
             self.source_fd = None
             try:
-                os.close(fd)
+                _close(fd)
             except OSError:
                 pass
 

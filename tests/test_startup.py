@@ -279,3 +279,24 @@ def test_scan_code_is_compiled_when_the_class_has_no_cache():
     ns: dict = {}
     exec(code, ns)  # noqa: S102
     assert ns["x"] == 1
+
+
+def test_a_loaded_models_descriptor_is_closed_when_the_model_goes():
+    # Origin closes its duplicate of the mapped file's descriptor in __del__ (not through
+    # weakref.finalize, whose module `import irmodel` no longer imports).
+    import gc
+
+    m = irmodel.load(LENET)
+    fd = m.__dict__["_origin"].source_fd
+    assert os.fstat(fd).st_size == os.path.getsize(LENET)
+    del m
+    gc.collect()
+    with pytest.raises(OSError):
+        os.fstat(fd)
+
+
+def test_no_complaint_at_exit_when_module_globals_are_gone():
+    out = subprocess.run([sys.executable, "-c", f"import irmodel, sys\nm = irmodel.load({LENET!r})\n"
+                          "sys.modules['irmodel.origin'].__dict__['os'] = None"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0 and out.stderr == ""
