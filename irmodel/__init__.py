@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
                                  save_with_external_data, set_external_data, write_external_data_tensors)
     from .inference import InferenceError, infer_node_outputs, infer_shapes, infer_shapes_path
 
-from .errors import DecodeError, EncodeError, ExternalDataError, ValidationError
+from .errors import DecodeError, EncodeError, ExternalDataError, SourceChangedError, ValidationError
 from .io import dumps, load, loads, message_class
 from wirefmt import ParseError
 from .messages import *  # noqa: F401,F403  (ModelProto, GraphProto, ... and enum wrappers)
@@ -133,6 +133,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "load", "loads", "save", "dumps", "to_dict", "from_dict", "message_class", "IR_VERSION",
     "DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "ParseError",
+    "SourceChangedError",
     "to_array", "from_array", *_EXTERNAL_DATA_NAMES, *_LAZY_NAMES,
     *[n for n in _CLASSES if "." not in n],
 ]

@@ -178,11 +178,18 @@ _from_np_complete = False
 
 
 def elem_type(code: int, tensor_name: str = "") -> ElemType:
-    """The table entry for ``code``; TypeError (as the reference) for UNDEFINED/unknown."""
+    """The table entry for ``code``.
+
+    `irmodel.ValidationError` (a ValueError) for UNDEFINED or an unknown code.  The
+    reference raises TypeError; but an unknown code comes from the file, and a file's
+    fault is a ValueError everywhere in irmodel (a TypeError means a caller's mistake).
+    """
     et = ELEM_TYPES.get(code)
     if et is None:
+        from .errors import ValidationError  # noqa: PLC0415 (cold path)
+
         what = "UNDEFINED" if code == UNDEFINED else f"unknown ({code})"
-        raise TypeError(f"tensor {tensor_name!r}: the element type is {what}")
+        raise ValidationError(f"tensor {tensor_name!r}: the element type is {what}")
     return et
 
 

@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 from wirefmt import raw as _raw
 from wirefmt.limits import MAX_DEPTH
 from wirefmt.reader import convert_varint
+from wirefmt.safetext import as_text
+from wirefmt.safetext import name_text as _safe_name
+from wirefmt.safetext import quote as _safe_quote
 from wirefmt.schema import BYTES, DOUBLE, ENUM, FLOAT, INT32, INT64, MESSAGE, STRING, UINT64
 from wirefmt.varint import read_varint
 
@@ -33,7 +36,8 @@ from wirefmt.values import shortest_float32
 from .dtypes import (BITS6, BITS8, BITS16, COMPLEX, ELEM_TYPES, FLOATING, I32, INTEGER, NAN_FN, NAN_IEEE,
                      NAN_UZ, NIB2, NIB4, ElemType, Minifloat)
 from .messages import ENUMS
-from .summary import EXTERNAL, dtype_name, element_count, external_entries, tensor_nbytes, type_info, type_text
+from .limits import element_count, size_text
+from .summary import EXTERNAL, dtype_name, external_entries, tensor_nbytes, type_info, type_text
 
 #: Values of a tensor shown (decoded from at most 8 x 16 bytes of its data).
 PREVIEW_VALUES = 8
@@ -133,11 +137,13 @@ def _first_stored(t, name: str, k: int) -> tuple[list, int | None]:
     decoded, the count derived from the byte length for fixed-width fields.
     """
     chunks = t._raw_chunks(name)
+    fixed = _FIXED.get(name)
+    if chunks is not None and not all(_well_formed(c, fixed) for c in chunks):
+        chunks = None  # malformed: decoding the field raises the codec's DecodeError
     if chunks is None:
         values = getattr(t, name)
         return list(values[:k]), len(values)
     out: list = []
-    fixed = _FIXED.get(name)
     for c in chunks:
         if fixed is not None:
             m = min(k - len(out), len(c) // fixed.size)
@@ -184,6 +190,18 @@ def _typed_values(dtype: int, name: str, stored: list, n: int) -> list:
     return out
 
 
+_OVERLONG_VARINT = re.compile(rb"[\x80-\xff]{10}")
+
+
+def _well_formed(chunk: memoryview, fixed: struct.Struct | None) -> bool:
+    """Whether a packed chunk decodes: a whole number of fixed-width values, or varints
+    that end in the chunk and are at most 10 bytes long.  A dump must not show the first
+    values of a field that every reader refuses (C-speed checks, no decoding)."""
+    if fixed is not None:
+        return len(chunk) % fixed.size == 0
+    return not chunk or (chunk[-1] < 0x80 and _OVERLONG_VARINT.search(chunk) is None)
+
+
 def preview_values(t: Any, limit: int = PREVIEW_VALUES) -> tuple[str, list]:
     """``(source, values)``: where the tensor's data is and its first ``limit`` elements.
 
@@ -194,7 +212,7 @@ def preview_values(t: Any, limit: int = PREVIEW_VALUES) -> tuple[str, list]:
     if t.data_location == EXTERNAL:
         return "external", []
     dtype = t.data_type
-    n = element_count(t)
+    n = element_count(t.dims)
     n = limit if n is None else min(limit, n)
     if t.HasField("raw_data"):
         return "raw_data", _raw_values(dtype, t.raw_data, n)
@@ -210,35 +228,16 @@ def preview_values(t: Any, limit: int = PREVIEW_VALUES) -> tuple[str, list]:
 # -- formatting ----------------------------------------------------------------------------
 
 _WHITESPACE = {9: None, 10: None, 13: None}
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_SIMPLE_NAME = re.compile(r"[\w.:/\-]+")
 
 
-_NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
-
-
-def _escape_char(m: re.Match) -> str:
-    c = m.group()
-    return _NAMED_ESCAPES.get(c) or ("\\x%02x" % ord(c) if ord(c) < 256 else "\\u%04x" % ord(c))
-
-
-def _escape(text: str) -> str:
-    """Control characters as escapes: a model's strings must not drive the terminal."""
-    return _CONTROL.sub(_escape_char, text)
-
-
-def quote(text: str) -> str:
-    """A string as ``"..."``, control characters escaped, cut after `MAX_STRING_CHARS`."""
-    cut = len(text) > MAX_STRING_CHARS
-    body = _escape(text[:MAX_STRING_CHARS].replace("\\", "\\\\").replace('"', '\\"'))
-    return f'"{body}"' + (f"... ({len(text)} characters)" if cut else "")
+def quote(text) -> str:
+    """A string as ``"..."`` (`wirefmt.safetext.quote`), cut after `MAX_STRING_CHARS`."""
+    return _safe_quote(text, MAX_STRING_CHARS)
 
 
 def name_text(s: str | bytes | memoryview) -> str:
-    """A name as is when it is a plain identifier-like word, else quoted."""
-    if not isinstance(s, str):
-        return bytes_text(s)
-    return s if _SIMPLE_NAME.fullmatch(s) else quote(s)
+    """A name as is when it is a plain identifier-like word, else quoted (and cut)."""
+    return _safe_name(s, MAX_STRING_CHARS)
 
 
 def bytes_text(b: bytes | memoryview) -> str:
@@ -278,17 +277,24 @@ def value_text(v: Any, exact: bool = False) -> str:
     return str(v)
 
 
-def _list_text(values, exact: bool = True) -> str:
-    """A repeated field: the first `MAX_LIST_ITEMS` items, then the count of all."""
+def _list_text(values, exact: bool = True, strings: bool = False) -> str:
+    """A repeated field: the first `MAX_LIST_ITEMS` items, then the count of all.
+
+    ``strings``: the items are of a string field (a bytes item is invalid UTF-8, shown
+    with escapes, not as a byte string)."""
     total = len(values)
-    shown = ", ".join(value_text(v, exact) for v in values[:MAX_LIST_ITEMS])
+    shown = ", ".join(quote(v) if strings else value_text(v, exact) for v in values[:MAX_LIST_ITEMS])
     if total > MAX_LIST_ITEMS:
         return f"[{shown}, ...] ({total} values)"
     return f"[{shown}]"
 
 
 def _dims_text(t) -> str:
-    return "[" + ", ".join(str(d) for d in t.dims) + "]"
+    dims = t.dims
+    shown = ", ".join(str(d) for d in dims[:MAX_LIST_ITEMS])
+    if len(dims) > MAX_LIST_ITEMS:
+        return f"[{shown}, ...] ({len(dims)} dims)"
+    return f"[{shown}]"
 
 
 def tensor_text(t: Any) -> str:
@@ -296,17 +302,17 @@ def tensor_text(t: Any) -> str:
     parts = [name_text(t.name)] if t.name else []
     parts.append(dtype_name(t.data_type) + _dims_text(t))
     source, values = preview_values(t)
-    n = element_count(t)
+    n = element_count(t.dims)
     if source == "external":
         ext = external_entries(t)
         loc = ext.pop("location", None)
         where = "external " + (name_text(loc) if loc is not None else "(no location)")
-        where += "".join(f", {k} {name_text(v)}" for k, v in ext.items())
+        where += "".join(f", {name_text(k)} {name_text(v)}" for k, v in ext.items())
         parts.append(where)
         return " ".join(parts)
     if source == "raw_data":
         have, need = len(t.raw_data), tensor_nbytes(t)
-        parts.append(f"raw_data {have} bytes" + (f" (dims need {need})" if have != need else ""))
+        parts.append(f"raw_data {have} bytes" + (f" (dims need {size_text(need)})" if have != need else ""))
     elif source:
         parts.append(source)
     else:
@@ -350,8 +356,13 @@ def _tensor_header(t):
     return tensor_text(t), skip
 
 
+def _qualified(domain, name) -> str:
+    """``domain::name`` (or ``name`` when the domain is empty) as safe text."""
+    return name_text((as_text(domain) + "::" if domain else "") + as_text(name))
+
+
 def _node_header(n):
-    op = (n.domain + "::" if n.domain else "") + n.op_type
+    op = _qualified(n.domain, n.op_type)
     name = f" {name_text(n.name)}" if n.name else ""
     ins = ", ".join(name_text(s) for s in n.input)
     outs = ", ".join(name_text(s) for s in n.output)
@@ -392,17 +403,17 @@ def _value_info_header(v):
 
 
 def _opset_header(o):
-    domain = o.domain if o.domain else '"" (ai.onnx)'
+    domain = name_text(o.domain) if o.domain else '"" (ai.onnx)'
     return f"{domain} version {o.version}", {"domain", "version"}
 
 
 def _entry_header(e):
-    return f"{name_text(e.key)} = {quote(e.value) if isinstance(e.value, str) else value_text(e.value)}", \
+    return f"{name_text(e.key)} = {quote(e.value)}", \
         {"key", "value"}
 
 
 def _function_header(f):
-    head = (f.domain + "::" if f.domain else "") + f.name + (f":{f.overload}" if f.overload else "")
+    head = _qualified(f.domain, f.name) + (f":{name_text(f.overload)}" if f.overload else "")
     return head, {"domain", "name", "overload"}
 
 
@@ -438,7 +449,7 @@ class _Float32List:
 
 def _scalar_text(f, v) -> str:
     if f.repeated:
-        return _list_text(_Float32List(v) if f.kind == FLOAT else v)
+        return _list_text(_Float32List(v) if f.kind == FLOAT else v, strings=f.kind == STRING)
     if f.kind == ENUM:
         try:
             return ENUMS[f.type_name].Name(v)
@@ -448,9 +459,9 @@ def _scalar_text(f, v) -> str:
         return value_text(shortest_float32(v), exact=True)
     if f.kind == DOUBLE:
         return repr(v)
-    if f.kind == STRING and isinstance(v, str):
+    if f.kind == STRING:  # bytes when the file holds invalid UTF-8: shown with escapes
         return quote(v)
-    if f.kind in (STRING, BYTES):
+    if f.kind == BYTES:
         return bytes_text(v)
     if f.name in _DTYPE_FIELDS and isinstance(v, int):
         return f"{v} ({dtype_name(v)})"

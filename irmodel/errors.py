@@ -84,4 +84,9 @@ class ExternalDataError(ValueError):
     """External data that is unsafe or inconsistent; names the tensor and the location."""
 
 
-__all__ = ["DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "Problem"]
+# A file under a loaded model changed (an OSError: the file system's doing, not the
+# model's); defined with the file context it is about.
+from .origin import SourceChangedError  # noqa: E402
+
+__all__ = ["DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "Problem",
+           "SourceChangedError"]

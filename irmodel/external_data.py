@@ -17,22 +17,32 @@ Safety follows the onnx project's threat model (docs/ExternalDataSecurity.md), a
 stricter where it only warns.  Before any byte of a data file is read (or written), we
 refuse with `ExternalDataError`, naming the tensor and the location:
 
-* a key other than location/offset/length/checksum/basepath, or a key given twice;
+* a key other than location/offset/length/checksum/basepath, a key given twice, a key
+  or value with a NUL character, a location that is not valid UTF-8;
 * an empty, absolute (POSIX or Windows style) or ``..``-containing location;
-* a location that resolves, through a symlink in any component, outside the model
-  directory; a final component that is a symlink; anything but a regular file;
+* a location with a symlink in any component, or a directory component that is not a
+  directory; anything but a regular file at the end;
 * a file with more than one hard link (``st_nlink > 1``), which could be a link to a
   file elsewhere that only looks local;
-* an offset or length that is not a plain decimal number (no sign, spaces, ``_`` or
-  non-ASCII digits), or that reaches past the end of the file.
+* an offset or length that is not a plain decimal number of ASCII digits (no sign,
+  spaces, ``_``, or digits such as "²" or "٣" that ``str.isdigit`` accepts), or that
+  reaches past the end of the file.
 
-The path checks run on ``realpath``/``lstat`` results; the file is then opened with
-``O_NOFOLLOW`` and its ``fstat`` compared with what was checked, so a final component
-swapped between check and open is caught.  Known limit (shared with the reference's
-POSIX fallback): someone who can write to the model directory *while* we open it could
-swap a parent directory for a symlink between the checks and the open; closing that
-needs ``openat2(RESOLVE_BENEATH)``, which Python does not expose.  ``basepath`` is
-accepted (the spec lets loaders add it) but never used to locate a file.
+Every path that reads a tensor's entries (reading, copying, writing, ``inspect``) parses
+them with `ExternalDataInfo`, so they all accept and refuse the same entries.
+
+How a data file is opened, and why: the model directory is opened, then each component
+of the location below it with ``openat`` (``os.open(..., dir_fd=...)``) and
+``O_NOFOLLOW`` (plus ``O_DIRECTORY`` for the directories), each relative to the
+descriptor of the one before.  A symlink anywhere makes the open fail (``ELOOP``), and
+since no path is resolved twice, a directory swapped for a symlink between two steps
+cannot redirect the read (the check-then-open race of path-based checks, which
+``openat2(RESOLVE_BENEATH)`` would also close but Python does not expose).  The file is
+then vetted on its descriptor (``fstat``: regular, one link, long enough).  Every
+``OSError`` becomes an `ExternalDataError`.  Where ``dir_fd`` is not supported
+(Windows), the path is checked with ``realpath``/``lstat`` and opened with
+``O_NOFOLLOW``, and the race remains.  ``basepath`` is accepted (the spec lets loaders
+add it) but never used to locate a file.
 
 Checksums: ``checksum`` holds the SHA1 hex digest of *the tensor's bytes* (the
 ``offset``/``length`` range).  ExternalData.md says "of the file"; the two agree when a
@@ -45,6 +55,7 @@ not pass as a verified one).
 
 from __future__ import annotations
 
+import errno
 import mmap
 import ntpath
 import os
@@ -56,7 +67,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from typing import Any, Iterable, Iterator
 
 from .errors import ExternalDataError
-from .origin import Origin, origin_of, set_origin
+from .origin import Origin, file_state, origin_of, set_origin
 from .walk import TENSOR, top_field, walk
 
 ALLOWED_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"})
@@ -76,10 +87,15 @@ _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in after the checks cannot hang us
 _O_BINARY = getattr(os, "O_BINARY", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_NOCTTY = getattr(os, "O_NOCTTY", 0)
 
 
 def _short(text, limit: int = 200):
     """A name or location as shown in a message: an attacker's 1 MB string is cut."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text)
+        return text if len(text) <= limit else text[:limit] + b"..."
     return text if not isinstance(text, str) or len(text) <= limit else text[:limit] + "..."
 
 
@@ -136,12 +152,15 @@ class ExternalDataInfo:
         entries: dict = {}
         for entry in tensor.external_data:
             key, value = entry.key, entry.value
+            where = entries.get("location", _first_location(tensor))
+            if key not in ALLOWED_KEYS:  # a bytes key (invalid UTF-8) is never allowed
+                raise _error(name, where, f"unknown key {_short(key, 100)!r} (allowed: "
+                                          f"{', '.join(sorted(ALLOWED_KEYS))})")
             if not isinstance(value, str):  # invalid UTF-8 in a string field reads as bytes
-                value = os.fsdecode(bytes(value))
-            if key not in ALLOWED_KEYS:
-                shown = key if isinstance(key, str) and len(key) <= 100 else f"{str(key)[:100]}..."
-                raise _error(name, entries.get("location", _first_location(tensor)),
-                             f"unknown key {shown!r} (allowed: {', '.join(sorted(ALLOWED_KEYS))})")
+                raise _error(name, where, f"the value of {key!r} is not valid UTF-8: "
+                                          f"{_short(bytes(value), 100)!r}")
+            if "\0" in value:
+                raise _error(name, where, f"the value of {key!r} contains a NUL character")
             if key in entries:
                 # Two parsers taking the first or the last one would read different data.
                 raise _error(name, entries.get("location", value),
@@ -183,14 +202,16 @@ def uses_external_data(tensor: Any) -> bool:
 # -- reading -------------------------------------------------------------------------------
 
 class _Mapped:
-    """One read-only mapping of a validated data file."""
+    """One validated data file: a read-only view of all of it, and its `file_state` when
+    it was mapped (which a save compares with the file's state then: `irmodel.origin`)."""
 
-    __slots__ = ("view", "size", "ident")
+    __slots__ = ("view", "size", "ident", "state")
 
-    def __init__(self, view: memoryview, size: int, ident: tuple):
+    def __init__(self, view: memoryview, size: int, st: os.stat_result):
         self.view = view
         self.size = size
-        self.ident = ident
+        self.ident = (st.st_dev, st.st_ino)
+        self.state = file_state(st)
 
 
 def _contained(base_real: str, real: str) -> bool:
@@ -211,24 +232,6 @@ def _check_bounds(info: ExternalDataInfo, size: int) -> None:
                      f"({size} bytes)")
 
 
-def _checked_stat(base_dir: str, info: ExternalDataInfo) -> tuple[str, os.stat_result]:
-    """Resolve and vet the data file of ``info`` with path operations only (no open)."""
-    name, loc = info.tensor_name, info.location
-    path = os.path.join(base_dir, loc)
-    base_real = os.path.realpath(base_dir)
-    if not _contained(base_real, os.path.realpath(path)):
-        raise _error(name, loc, f"the location resolves (through a symlink) outside the model "
-                                f"directory {base_real!r}")
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        raise _error(name, loc, f"no such file in {base_real!r}") from None
-    except OSError as exc:
-        raise _error(name, loc, f"cannot stat the file: {exc.strerror}") from None
-    _vet_stat(st, info)
-    return path, st
-
-
 def _vet_stat(st: os.stat_result, info: ExternalDataInfo) -> None:
     name, loc = info.tensor_name, info.location
     if stat.S_ISLNK(st.st_mode):
@@ -240,27 +243,166 @@ def _vet_stat(st: os.stat_result, info: ExternalDataInfo) -> None:
                                 "file may be a file from elsewhere and is refused")
 
 
-def _map_file(base_dir: str, info: ExternalDataInfo) -> _Mapped:
-    path, st = _checked_stat(base_dir, info)
-    _check_bounds(info, st.st_size)
-    name, loc = info.tensor_name, info.location
+#: Whether files can be opened component by component (``openat`` with ``O_NOFOLLOW``).
+_BENEATH = (os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
+            and _O_NOFOLLOW != 0 and _O_DIRECTORY != 0)
+_SEPARATORS = re.compile("[" + re.escape(os.sep + (os.altsep or "")) + "]")
+
+
+def _components(location: str) -> list:
+    """The path components of a vetted location (`location_problem` refused ``..``)."""
+    return [p for p in _SEPARATORS.split(location) if p not in ("", ".")]
+
+
+def _open_parent(base_dir: str, parts: list) -> int:
+    """A descriptor of the directory that holds ``parts[-1]``: the model directory opened,
+    then each directory component below it, never following a symlink.  OSError as is."""
+    dfd = os.open(base_dir, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
     try:
-        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK | _O_BINARY)
+        for part in parts[:-1]:
+            nfd = os.open(part, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=dfd)
+            os.close(dfd)
+            dfd = nfd
+    except BaseException:
+        os.close(dfd)
+        raise
+    return dfd
+
+
+def _os_problem(exc: OSError, base_dir: str) -> str:
+    """What an OSError met while opening a data file means, for `ExternalDataError`."""
+    code = exc.errno
+    if code == errno.ELOOP:
+        return "a component of the location is a symlink (external data is never read through one)"
+    if code == errno.ENOTDIR:
+        return "a directory component of the location is a symlink or not a directory"
+    if code == errno.ENOENT:
+        return f"no such file in {_short(base_dir)!r}"
+    return f"cannot open the file: {exc.strerror or exc}"
+
+
+def _open_data_file(base_dir: str, info: ExternalDataInfo) -> tuple[int, os.stat_result]:
+    """``(descriptor, fstat)`` of the vetted data file of ``info`` (module docstring:
+    below the model directory, no symlink in any component, a regular file with one
+    link, long enough).  Every OSError becomes an `ExternalDataError`."""
+    name, loc = info.tensor_name, info.location
+    parts = _components(loc)
+    if not parts:
+        raise _error(name, loc, "the location names the model directory, not a file")
+    try:
+        if _BENEATH:
+            dfd = _open_parent(base_dir, parts)
+            try:
+                # Refuse a device, a FIFO or a short file before opening it (nothing is
+                # opened that would be refused); the fstat below checks the opened file.
+                st = os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False)
+                _vet_stat(st, info)
+                _check_bounds(info, st.st_size)
+                fd = os.open(parts[-1], os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK
+                             | _O_NOCTTY, dir_fd=dfd)
+            finally:
+                os.close(dfd)
+        else:
+            fd = _open_by_path(base_dir, info)
     except OSError as exc:
-        raise _error(name, loc, f"cannot open the file: {exc.strerror}") from None
+        raise _error(name, loc, _os_problem(exc, base_dir)) from None
     try:
         fst = os.fstat(fd)
-        if (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
-            raise _error(name, loc, "the file changed between its checks and its opening")
         _vet_stat(fst, info)
         _check_bounds(info, fst.st_size)
-        if fst.st_size == 0:
-            view = memoryview(b"")
-        else:
-            view = memoryview(mmap.mmap(fd, 0, access=mmap.ACCESS_READ))
+    except BaseException as exc:
+        os.close(fd)
+        if isinstance(exc, OSError):
+            raise _error(name, loc, _os_problem(exc, base_dir)) from None
+        raise
+    return fd, fst
+
+
+def _open_by_path(base_dir: str, info: ExternalDataInfo) -> int:
+    """The fallback where ``dir_fd`` is missing: path checks, then ``O_NOFOLLOW`` (racy)."""
+    name, loc = info.tensor_name, info.location
+    path = os.path.join(base_dir, loc)
+    base_real = os.path.realpath(base_dir)
+    if not _contained(base_real, os.path.realpath(path)):
+        raise _error(name, loc, f"the location resolves (through a symlink) outside the model "
+                                f"directory {_short(base_real)!r}")
+    st = os.lstat(path)
+    _vet_stat(st, info)
+    _check_bounds(info, st.st_size)
+    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK | _O_BINARY)
+    fst = os.fstat(fd)
+    if (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        raise _error(name, loc, "the file changed between its checks and its opening")
+    return fd
+
+
+def _map_file(base_dir: str, info: ExternalDataInfo) -> _Mapped:
+    fd, fst = _open_data_file(base_dir, info)
+    try:
+        view = memoryview(b"") if fst.st_size == 0 else \
+            memoryview(mmap.mmap(fd, 0, access=mmap.ACCESS_READ))
+    except (OSError, ValueError) as exc:
+        raise _error(info.tensor_name, info.location, f"cannot map the file: {exc}") from None
     finally:
         os.close(fd)
-    return _Mapped(view, fst.st_size, (fst.st_dev, fst.st_ino))
+    return _Mapped(view, fst.st_size, fst)
+
+
+def _read_range(base_dir: str, info: ExternalDataInfo) -> memoryview:
+    """The tensor's bytes, read into memory (for a model loaded with ``mmap=False``)."""
+    fd, fst = _open_data_file(base_dir, info)
+    offset = info.offset or 0
+    n = (fst.st_size - offset) if info.length is None else info.length  # bounds checked
+    data = bytearray(n)
+    view = memoryview(data)
+    done = 0
+    try:
+        while done < n:
+            chunk = os.pread(fd, min(n - done, _CHUNK), offset + done)
+            if not chunk:
+                raise _error(info.tensor_name, info.location,
+                             f"the file got shorter while it was read ({offset + done} bytes)")
+            view[done:done + len(chunk)] = chunk
+            done += len(chunk)
+    except OSError as exc:
+        raise _error(info.tensor_name, info.location, _os_problem(exc, base_dir)) from None
+    finally:
+        os.close(fd)
+    return view.toreadonly()
+
+
+def probe_data_file(base_dir: str, location: object) -> tuple[str, int | None]:
+    """``(status, size)`` of a data file for ``inspect``, which never opens data files:
+    ``"ok"`` and its size, ``"missing"``, ``"not a regular file"``, or ``"unsafe
+    location"`` (a location that `location_problem` refuses, or with a symlink or a
+    non-directory in a component).  Directories are walked as a read walks them."""
+    if not isinstance(location, str) or location_problem(location) is not None:
+        return "unsafe location", None
+    parts = _components(location)
+    if not parts:
+        return "unsafe location", None
+    try:
+        if _BENEATH:
+            dfd = _open_parent(base_dir, parts)
+            try:
+                st = os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False)
+            finally:
+                os.close(dfd)
+        else:
+            path = os.path.join(base_dir, location)
+            if not _contained(os.path.realpath(base_dir), os.path.realpath(path)):
+                return "unsafe location", None
+            st = os.lstat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            return "unsafe location", None
+        return "missing", None
+    if stat.S_ISLNK(st.st_mode):
+        return "unsafe location", None
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file", None
+    return "ok", st.st_size
 
 
 def _base_dir_of(tensor, base_dir, location: str) -> str:
@@ -281,13 +423,19 @@ def read_external_data(tensor: Any, base_dir: str | None = None, *, verify_check
 
     ``base_dir`` defaults to the directory the tensor's model was loaded from (when it
     was loaded with external data enabled).  Mappings are cached on the model root, one
-    per file; the tensor itself is not modified.
+    per file; the tensor itself is not modified.  For a model loaded with
+    ``mmap=False`` the tensor's bytes are read (a copy, made at each call) instead.
     """
     info = ExternalDataInfo(tensor)
     base = _base_dir_of(tensor, base_dir, info.location)
     origin = origin_of(tensor)
     if origin is None:  # a model built in memory, read with an explicit base_dir
         origin = set_origin(tensor._root(), Origin(base_dir=None, load_external=False))
+    if not origin.use_mmap:
+        view = _read_range(base, info)
+        if verify_checksum:
+            _verify(view, info)
+        return view
     cache = origin.data_files
     key = os.path.normpath(os.path.join(os.path.abspath(base), info.location))
     mapped = cache.get(key)

@@ -47,10 +47,10 @@ else:  # run time: cast is the identity (typing is not imported for it)
     def cast(_type: object, value: object) -> object:
         return value
 
-from .origin import Origin, origin_of, set_origin
+from .origin import Origin, check_unchanged, origin_of, set_origin
 from .external_data import (_CHUNK, _DEFAULT, _EXTERNAL, ExternalDataInfo, _check_bounds,
                             _contained, _error, _get_all_tensors, _get_initializer_tensors,
-                            _map_file, check_location, external_tensors,
+                            _map_file, check_location, external_tensors, location_problem,
                             load_external_data_for_model, uses_external_data)
 
 # Where we start each tensor in a data file: the page size, so every tensor can be
@@ -91,11 +91,19 @@ def _random_name(suffix: str = "") -> str:
     return f"{uuid.uuid4()}{suffix}"
 
 
-def _is_valid_filename(name: str) -> bool:
-    """The reference's test for a tensor name usable as a file name, plus our location rules."""
-    if not re.match(r'^[^<>:;,?"*|/]+$', name) or name in (".", "..") or "\\" in name or "\0" in name:
+#: The longest file name (in bytes of UTF-8) common file systems take (NAME_MAX on Linux).
+_NAME_MAX = 255
+
+
+def _is_valid_filename(name) -> bool:
+    """The reference's test for a tensor name usable as a file name, plus ours: text
+    (a bytes name is invalid UTF-8), printable, at most `_NAME_MAX` bytes, and a safe
+    location.  Any other name gets a random file name."""
+    if not isinstance(name, str) or not re.match(r'^[^<>:;,?"*|/]+$', name):
         return False
-    return True
+    if name in (".", "..") or "\\" in name or not name.isprintable():
+        return False
+    return len(name.encode()) <= _NAME_MAX and location_problem(name) is None
 
 
 def convert_model_to_external_data(model: Any, all_tensors_to_one_file: bool = True,
@@ -375,6 +383,7 @@ def save_with_external_data(model: Any, f: str | os.PathLike[str] | BinaryIO, al
 
     path = _model_path(f)
     base = os.path.dirname(path)
+    check_unchanged(model)  # before any data file is written from the mapped ones
     if location is None and all_tensors_to_one_file:
         location = os.path.basename(path) + ".data"
     origin = origin_of(model)

@@ -16,7 +16,7 @@ import stat
 from wirefmt import DecodeError
 
 from .messages import CLASSES
-from .origin import Origin, origin_of, set_origin
+from .origin import Origin, check_unchanged, origin_of, set_origin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
@@ -100,7 +100,7 @@ def _contents(f) -> tuple:
     return _read_rest(f), 0
 
 
-def _keep_source_fd(origin: Origin, msg, f) -> None:
+def _keep_source_fd(origin: Origin, msg, f, name: str | None) -> None:
     """Keep a descriptor of the mapped file, so a save can copy unchanged runs of it
     file-to-file in the kernel (`irmodel.filecopy.source_copier`).  It names the same
     open file as the mapping (a later rename or rewrite of the path cannot change what
@@ -109,26 +109,27 @@ def _keep_source_fd(origin: Origin, msg, f) -> None:
         fd = os.dup(f.fileno())
     except (AttributeError, OSError, ValueError):
         return
-    origin.keep_source(fd, msg._buf[1])
+    origin.keep_source(fd, msg._buf[1], name)
 
 
-def _open_file(f, type_name: str, origin: Origin) -> tuple:
-    """``(message, has_descriptor)``: mapped when ``f`` names a non-empty regular file,
-    else read from its current position."""
+def _open_file(f, type_name: str, origin: Origin, name: str | None = None) -> tuple:
+    """``(message, has_descriptor)``: mapped when ``f`` names a non-empty regular file
+    (unless the origin says not to map), else read from its current position."""
     try:
         fd_ok = f.fileno() >= 0
     except (AttributeError, OSError, ValueError):
         fd_ok = False
-    if not fd_ok:
-        return _decode_root(_read_rest(f), type_name), False
+    if not fd_ok or not origin.use_mmap:
+        return _decode_root(_read_rest(f), type_name), fd_ok
     buf, start = _contents(f)
     msg = _decode_root(buf, type_name, start)
     if isinstance(buf, mmap.mmap):
-        _keep_source_fd(origin, msg, f)
+        _keep_source_fd(origin, msg, f, name)
     return msg, True
 
 
-def load(f: str | bytes | os.PathLike | BinaryIO, load_external_data: bool = True, type_name: str = "ModelProto") -> Any:
+def load(f: str | bytes | os.PathLike | BinaryIO, load_external_data: bool = True,
+         type_name: str = "ModelProto", *, mmap: bool = True) -> Any:
     """Open a model from a path or binary file.  A regular file is mapped, not read.
 
     A path or a file object with a working ``fileno()`` naming a regular file is mapped
@@ -137,16 +138,21 @@ def load(f: str | bytes | os.PathLike | BinaryIO, load_external_data: bool = Tru
     ``io.BytesIO``) is read from its current position to its end.  External data is
     resolved lazily (when a tensor's data is read) relative to the model's directory;
     ``load_external_data=False`` leaves it alone.
+
+    A mapped file must not change while the model is in use (`irmodel.origin`: a save
+    refuses if it did).  ``mmap=False`` (the name ``torch.load`` uses for the same
+    choice) reads the file into memory instead, and reads external data (a copy per
+    read) instead of mapping it: the model no longer depends on the file's contents.
     """
-    origin = Origin(load_external=load_external_data)
+    origin = Origin(load_external=load_external_data, use_mmap=mmap)
     if isinstance(f, (str, bytes, os.PathLike)):
         path = os.fsdecode(os.fspath(f))
         with open(path, "rb") as fh:
-            msg = _open_file(fh, type_name, origin)[0]
+            msg = _open_file(fh, type_name, origin, path)[0]
         origin.base_dir = os.path.dirname(os.path.abspath(path))
     else:
-        msg, has_fd = _open_file(f, type_name, origin)
         name = getattr(f, "name", None)
+        msg, has_fd = _open_file(f, type_name, origin, name if isinstance(name, str) else None)
         if has_fd and isinstance(name, str) and os.path.exists(name):
             origin.base_dir = os.path.dirname(os.path.abspath(name))
     set_origin(msg, origin)
@@ -167,9 +173,13 @@ def source_length(msg: Any) -> int:
 
 
 def dumps(msg: Any) -> bytes:
-    """The serialized bytes, identical to protobuf's ``SerializeToString()``."""
+    """The serialized bytes, identical to protobuf's ``SerializeToString()``.
+
+    Refuses (`irmodel.origin.SourceChangedError`) when a file the model is mapped from
+    changed since it was loaded."""
     from wirefmt.encoder import dumps_message  # noqa: PLC0415 (reading never needs the encoder)
 
+    check_unchanged(msg)
     return dumps_message(msg)
 
 
@@ -179,12 +189,15 @@ def write_model(msg: Any, fh: BinaryIO, *, durable: bool = False, progress: Call
     """Stream ``msg`` to ``fh``, copying unchanged runs of its mapped file in the kernel.
 
     ``durable=True`` says the caller fsyncs ``fh`` afterwards (an atomic save), which lets
-    large copies bypass the page cache (`irmodel.filecopy.direct_copy`).
+    large copies bypass the page cache (`irmodel.filecopy.direct_copy`).  Refuses
+    (`irmodel.origin.SourceChangedError`) before writing anything when a file the model
+    is mapped from changed since it was loaded.
     """
     from wirefmt.encoder import write_message  # noqa: PLC0415 (imported by the first save)
 
     from .filecopy import source_copier  # noqa: PLC0415
 
+    check_unchanged(msg)
     copier = source_copier(origin_of(msg), fh, durable=durable)
     return write_message(msg, fh, copier=copier, progress=progress)
 

@@ -13,9 +13,10 @@ imported by code that already needs numpy (``import irmodel`` does not import it
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
+
+from .limits import element_count, is_too_large
 
 
 def pack(arr: np.ndarray, bits: int) -> np.ndarray:
@@ -52,13 +53,15 @@ def unpack(data: np.ndarray, bits: int, dims: tuple, name: str) -> np.ndarray:
     ValueError naming tensor ``name`` when ``data`` is too small for ``dims``; bytes
     beyond what ``dims`` needs are ignored.
     """
-    n = math.prod(dims)
+    n = element_count(dims)  # bounded and linear
+    if n is None or is_too_large(n):  # to_array refuses these first
+        raise ValueError(f"tensor {name!r}: dims describe no possible number of elements")
     if bits == 6:
         return _unpack_6bit(data, n, dims, name)
     per_byte = 8 // bits
     if data.size * per_byte < n:
         raise ValueError(f"tensor {name!r}: packed {bits}-bit data ({data.size} bytes) is too small "
-                         f"for dims {list(dims)} ({n} elements)")
+                         f"for {len(dims)} dims ({n} elements)")
     data = data[:(n + per_byte - 1) // per_byte]
     out = np.empty(data.size * per_byte, dtype=np.uint8)
     if bits == 4:
@@ -74,7 +77,7 @@ def _unpack_6bit(data: np.ndarray, n: int, dims: tuple, name: str) -> np.ndarray
     needed = packed_size(n, 6)
     if data.size < needed:
         raise ValueError(f"tensor {name!r}: packed 6-bit data ({data.size} bytes) is too small "
-                         f"for dims {list(dims)} ({needed} bytes needed)")
+                         f"for {len(dims)} dims ({needed} bytes needed)")
     groups = -(-n // 4)
     padded = np.zeros(groups * 3, dtype=np.uint8)  # the last group may be cut short
     k = min(data.size, padded.size)

@@ -8,14 +8,17 @@ hold the graph's structure.
 
 from __future__ import annotations
 
-import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any, Callable
 
-from .dtypes import ELEM_TYPES
+from wirefmt.safetext import as_text, name_text
+
 from wirefmt.message import exact_span, item_spans
 
+from .dtypes import ELEM_TYPES
+from .errors import ExternalDataError
+from .limits import add_sizes, byte_size, element_count
 from .messages import ENUMS
 from .nodescan import node_op
 from .origin import origin_of
@@ -66,86 +69,94 @@ def type_info(type_proto: Any) -> dict:
 
 
 def type_text(info: dict) -> str:
-    """``FLOAT[batch, 3, ?]`` and friends, from a `type_info` dict."""
+    """``FLOAT[batch, 3, ?]`` and friends, from a `type_info` dict (names made safe)."""
     kind = info.get("kind")
     if kind in ("tensor", "sparse_tensor"):
         shape = info["shape"]
         dims = " (unknown rank)" if shape is None else \
-            "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+            "[" + ", ".join("?" if d is None else str(d) if isinstance(d, int) else name_text(d, _NAME_CHARS)
+                            for d in shape) + "]"
         return ("sparse " if kind == "sparse_tensor" else "") + info["elem_type"] + dims
     if kind in ("sequence", "optional"):
         return f"{kind}({type_text(info['elem'])})"
     if kind == "map":
         return f"map({info['key_type']}, {type_text(info['value'])})"
     if kind == "opaque":
-        return f"opaque({info['domain']}::{info['name']})"
+        return f"opaque({name_text(info['domain'], _NAME_CHARS)}::{name_text(info['name'], _NAME_CHARS)})"
     return "(no type)"
 
 
 # -- tensors -----------------------------------------------------------------------------
 
-def element_count(t: Any) -> int | None:
-    """The number of elements ``dims`` declare, or ``None`` if a dim is negative."""
-    n = 1
-    for d in t.dims:
-        if d < 0:
-            return None
-        n *= d
-    return n
+#: Characters of a name shown in a type (a dim_param of 1 MB is cut).
+_NAME_CHARS = 200
 
 
 def tensor_nbytes(t: Any) -> int:
-    """The bytes the tensor's values occupy in memory (numpy's ``nbytes``).
+    """The bytes the tensor's values occupy in memory (numpy's ``nbytes``), bounded by
+    `irmodel.limits` (`limits.TOO_LARGE` past 2**63-1).
 
     From ``dims`` and ``data_type`` for fixed-width types (sub-byte types packed, as in
     ``raw_data``); the sum of the string lengths for STRING; for an unknown type or
-    impossible dims, the stored size (``raw_data`` or the external ``length``).  Never
-    reads the payload.
+    impossible dims, the stored size (``raw_data``, or the external ``length`` when the
+    entries are valid).  Never reads the payload.
     """
     et = ELEM_TYPES.get(t.data_type)
-    bits = None if et is None else et.bits  # 0: variable size (STRING)
-    n = element_count(t)
-    if bits == 0:
-        return sum(len(s) for s in t.string_data)
-    if bits is not None and n is not None:
-        return (n * bits + 7) // 8
+    if et is not None and et.bits == 0:  # STRING: variable size
+        return add_sizes(len(s) for s in t.string_data)
+    n = element_count(t.dims)
+    if et is not None and n is not None:
+        return byte_size(n, et.bits)
     if t.data_location == EXTERNAL:
-        length = external_entries(t).get("length", "")
-        return int(length) if length.isdigit() else 0
+        info = external_info(t)[0]
+        return info.length if info is not None and info.length is not None else 0
     return len(t.raw_data) if t.HasField("raw_data") else 0
 
 
 def external_entries(t: Any) -> dict:
-    """``external_data`` as a dict; a repeated key keeps its last value, as onnx does."""
+    """``external_data`` as a dict, for display; a repeated key keeps its last value.
+
+    Not a parser: what the entries *mean* is `external_info`'s to say."""
     return {e.key: e.value for e in t.external_data}
 
 
-def external_location_status(location: str | None, base_dir: str | None) -> tuple[str, int | None]:
-    """``(status, size)`` of an external data file, measured with ``os.stat`` only.
+def external_info(t: Any) -> tuple:
+    """``(ExternalDataInfo or None, problem or None)``: the tensor's entries as every
+    reader parses them (`irmodel.external_data.ExternalDataInfo`), without raising."""
+    from .external_data import ExternalDataInfo  # noqa: PLC0415 (imports the file layer)
 
-    ``status`` is ``"ok"``, ``"missing"``, ``"no location"``, or ``"unsafe location"``
-    for a path that is absolute, climbs out with ``..`` or resolves (through symlinks)
-    outside the model's directory: those are refused by the loader, so they are not
-    even measured here.
-    """
-    if not location:
-        return "no location", None
+    try:
+        return ExternalDataInfo(t), None
+    except ExternalDataError as exc:
+        return None, str(exc)
+
+
+def _raw_location(t):
+    """The tensor's location entry as written (str, bytes, or None), for grouping."""
+    for e in t.external_data:
+        if e.key == "location":
+            return e.value
+    return None
+
+
+def _problem_status(location) -> str:
+    """The status of a file whose tensors' entries do not parse: the location's fault, or
+    the other entries'."""
+    from .external_data import location_problem  # noqa: PLC0415
+
+    if not isinstance(location, str) or location_problem(location) is not None:
+        return "unsafe location"
+    return "invalid entries"
+
+
+def _file_status(base_dir: str | None, location: str) -> tuple[str, int | None]:
+    """``(status, size)`` of a data file, measured as a read would reach it, never opened
+    (`irmodel.external_data.probe_data_file`)."""
     if base_dir is None:
         return "missing", None
-    parts = location.replace("\\", "/").split("/")
-    drive = len(parts[0]) == 2 and parts[0][1] == ":"  # C:foo is absolute enough on Windows
-    if os.path.isabs(location) or location.startswith(("/", "\\")) or ".." in parts or drive:
-        return "unsafe location", None
-    path = os.path.join(base_dir, location)
-    real_base = os.path.realpath(base_dir)
-    real = os.path.realpath(path)
-    if os.path.commonpath([real_base, real]) != real_base:
-        return "unsafe location", None
-    try:
-        st = os.stat(path)
-    except OSError:
-        return "missing", None
-    return "ok", st.st_size
+    from .external_data import probe_data_file  # noqa: PLC0415
+
+    return probe_data_file(base_dir, location)
 
 
 # -- walking the model ----------------------------------------------------------------------
@@ -242,8 +253,15 @@ class Census:
         self._tensors([getattr(sp, n) for n in ("values", "indices") if sp.HasField(n)])
 
 
-def _op_name(node) -> str:
-    return (node.domain + "::" if node.domain not in ("", "ai.onnx") else "") + node.op_type
+def _op_name(node):
+    """``domain::op_type`` (the default domain left out).  A bytes domain or op type
+    (invalid UTF-8) makes the name bytes, shown with escapes by every output."""
+    domain, op = node.domain, node.op_type
+    if domain in ("", "ai.onnx"):
+        return op
+    if isinstance(domain, str) and isinstance(op, str):
+        return domain + "::" + op
+    return b"::".join(x.encode() if isinstance(x, str) else bytes(x) for x in (domain, op))
 
 
 def summarize(model: Any, base_dir: str | None = None,
@@ -267,21 +285,24 @@ def summarize(model: Any, base_dir: str | None = None,
     for t in initializers:
         entry = by_dtype.setdefault(dtype_name(t.data_type), {"count": 0, "bytes": 0})
         entry["count"] += 1
-        entry["bytes"] += tensor_nbytes(t)
+        entry["bytes"] = add_sizes((entry["bytes"], tensor_nbytes(t)))
     init_names = {t.name for t in initializers}
 
     files: dict = {}
     for t in census.external:
-        ext = external_entries(t)
-        loc = ext.get("location", "")
+        info, problem = external_info(t)
+        loc = info.location if info is not None else _raw_location(t)
         entry = files.get(loc)
         if entry is None:
-            status, size = external_location_status(loc, base_dir)
-            entry = files[loc] = {"location": loc, "status": status, "file_size": size,
+            entry = files[loc] = {"location": loc, "status": None, "file_size": None,
                                   "tensors": 0, "bytes": 0}
+            if info is not None:
+                entry["status"], entry["file_size"] = _file_status(base_dir, loc)
+        if problem is not None and "problem" not in entry:
+            entry["status"], entry["problem"] = _problem_status(loc), problem
         entry["tensors"] += 1
-        length = ext.get("length", "")
-        entry["bytes"] += int(length) if length.isdigit() else tensor_nbytes(t)
+        length = info.length if info is not None else None
+        entry["bytes"] = add_sizes((entry["bytes"], tensor_nbytes(t) if length is None else length))
 
     def value_infos(values):
         return [{"name": v.name, **type_info(v.type), "initializer": v.name in init_names} for v in values]
@@ -300,9 +321,9 @@ def summarize(model: Any, base_dir: str | None = None,
         "outputs": value_infos(g.output),
         "value_info_count": len(g.value_info),
         "node_count": len(g.node),
-        "op_types": dict(sorted(census.main_ops.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "op_types": dict(sorted(census.main_ops.items(), key=lambda kv: (-kv[1], as_text(kv[0])))),
         "initializer_count": len(g.initializer),
-        "initializer_bytes": sum(e["bytes"] for e in by_dtype.values()),
+        "initializer_bytes": add_sizes(e["bytes"] for e in by_dtype.values()),
         "initializers_by_dtype": by_dtype,
         "sparse_initializer_count": len(g.sparse_initializer),
         "external_data": list(files.values()),

@@ -21,9 +21,8 @@ numpy-free.  Errors name the tensor.
 
 from __future__ import annotations
 
-import math
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from wirefmt.errors import DecodeError
 
@@ -32,7 +31,9 @@ if TYPE_CHECKING:
 
 from . import dtypes as _dt
 from . import packing
+from .errors import ValidationError
 from .external_data import read_external_data, uses_external_data
+from .limits import element_count, is_too_large
 
 # The host's byte order, as a module constant so that the big-endian paths can be
 # exercised by tests on little-endian machines (monkeypatch it to False).
@@ -64,10 +65,10 @@ def to_array(tensor: Any, base_dir: str | None = None, *, verify_checksum: bool 
     np = _np()
     name = tensor.name
     if tensor.HasField("segment"):
-        raise ValueError(f"tensor {name!r}: Currently not supporting loading segments.")
+        raise ValidationError(f"tensor {name!r}: Currently not supporting loading segments.")
     et = _dt.elem_type(tensor.data_type, name)
-    dt = _dt.np_dtype(et.code, name)
     dims = _dims(tensor)
+    dt = _dt.np_dtype(et.code, name)
 
     if et.kind == _dt.STR:
         # Through a '<U' array, as the reference does (which also drops trailing NULs).
@@ -83,19 +84,32 @@ def to_array(tensor: Any, base_dir: str | None = None, *, verify_checksum: bool 
     return _raw_array(np, raw, et, dt, dims, name)
 
 
+def dims_text(dims: Sequence[int]) -> str:
+    """``dims`` for an error message: the first 16, then how many there are."""
+    if len(dims) <= 16:
+        return str(list(dims))
+    return f"[{', '.join(str(d) for d in dims[:16])}, ...] ({len(dims)} dims)"
+
+
 def _dims(tensor) -> tuple:
+    """The tensor's dims, refused when numpy cannot hold them: a negative dim (numpy
+    would read -1 as "infer"), or more elements than `irmodel.limits` allows (found in
+    time linear in the number of dims; numpy would multiply them out first)."""
     dims = tuple(tensor.dims)
-    for d in dims:
-        if d < 0:  # numpy would read -1 as "infer": refuse instead of guessing
-            raise ValueError(f"tensor {tensor.name!r}: negative dimension in dims {list(dims)}")
+    n = element_count(dims)
+    if n is None:
+        raise ValidationError(f"tensor {tensor.name!r}: negative dimension in dims {dims_text(dims)}")
+    if is_too_large(n):
+        raise ValidationError(f"tensor {tensor.name!r}: dims {dims_text(dims)} describe too many "
+                              "elements (more than 2^63-1)")
     return dims
 
 
 def _reshape(arr, dims: tuple, name: str):
-    n = math.prod(dims)
+    n = element_count(dims)
     if arr.size != n:
-        raise ValueError(f"tensor {name!r}: {arr.size} elements of data, but dims {list(dims)} "
-                         f"need {n}")
+        raise ValidationError(f"tensor {name!r}: {arr.size} elements of data, but dims "
+                              f"{dims_text(dims)} need {n}")
     return arr.reshape(dims)
 
 
@@ -112,7 +126,7 @@ def _raw_array(np, raw, et, dt, dims: tuple, name: str):
         return packing.unpack(np.frombuffer(raw, dtype=np.uint8), et.bits, dims, name).view(dt)
     nbytes = len(raw) if not isinstance(raw, memoryview) else raw.nbytes
     if nbytes % dt.itemsize:
-        raise ValueError(f"tensor {name!r}: {nbytes} bytes of raw data is not a whole number "
+        raise ValidationError(f"tensor {name!r}: {nbytes} bytes of raw data is not a whole number "
                          f"of {dt.itemsize}-byte {et.name} elements")
     arr = np.frombuffer(raw, dtype=dt)
     if not _LITTLE and dt.itemsize > 1:
@@ -131,7 +145,7 @@ def _typed_array(np, tensor, et, dt, dims: tuple):
                             np.float64 if wide else np.float32)
         if kind in (_dt.C64, _dt.C128):
             if vals.size % 2:
-                raise ValueError(f"tensor {name!r}: {et.name} needs pairs of values, "
+                raise ValidationError(f"tensor {name!r}: {et.name} needs pairs of values, "
                                  f"got {vals.size}")
             vals = vals.view(dt)
         return _reshape(vals, dims, name)

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import irmodel
 from irmodel import dtypes, dump
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -166,10 +167,12 @@ def test_every_bit_pattern_decodes_to_the_references_value(code):
     assert not wrong, wrong[:5]
 
 
-def test_elem_type_refuses_undefined_and_unknown_codes_with_type_error():
+def test_elem_type_refuses_undefined_and_unknown_codes_with_validation_error():
+    # The code comes from the file: a ValueError (ValidationError), never a TypeError.
     for code in (TensorProto.UNDEFINED, max(ALL_CODES) + 1, -1):
-        with pytest.raises(TypeError, match="element type"):
+        with pytest.raises(irmodel.ValidationError, match="element type") as info:
             dtypes.elem_type(code, "t")
+        assert not isinstance(info.value, TypeError)
 
 
 def test_importing_the_table_imports_neither_numpy_nor_ml_dtypes():

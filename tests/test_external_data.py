@@ -444,7 +444,7 @@ def _case_symlink_final(tmp_path):
     secret = _outside_secret(tmp_path)
     (tmp_path / "model_dir").mkdir(exist_ok=True)
     os.symlink(secret, tmp_path / "model_dir" / "data.bin")
-    return [("location", "data.bin")], "outside the model directory", str(secret)
+    return [("location", "data.bin")], "symlink", str(secret)
 
 
 def _case_symlink_final_inside(tmp_path):
@@ -459,7 +459,7 @@ def _case_symlink_parent(tmp_path):
     secret = _outside_secret(tmp_path)
     (tmp_path / "model_dir").mkdir(exist_ok=True)
     os.symlink(secret.parent, tmp_path / "model_dir" / "sub")
-    return [("location", "sub/secret.bin")], "outside the model directory", str(secret)
+    return [("location", "sub/secret.bin")], "symlink", str(secret)
 
 
 def _case_hardlink(tmp_path):
@@ -574,12 +574,17 @@ def test_an_enormous_location_is_refused_with_a_short_message(tmp_path, file_acc
     _assert_target_untouched(file_access, "data.bin")
 
 
-def test_a_symlinked_directory_inside_the_model_directory_is_fine(tmp_path):
+def test_a_symlinked_directory_is_refused_even_inside_the_model_directory(tmp_path):
+    """Files are opened component by component without following any symlink: a link
+    that points inside today can be swapped for one that points outside tomorrow."""
     d = tmp_path / "model_dir"
     (d / "real").mkdir(parents=True)
     (d / "real" / "data.bin").write_bytes(SECRET)
     os.symlink("real", d / "link")
     _, path = _model_with_external(tmp_path, [("location", "link/data.bin"), ("basepath", "/etc")])
+    with pytest.raises(irmodel.ExternalDataError, match="symlink"):
+        irmodel.to_array(irmodel.load(path).graph.initializer[0])
+    _, path = _model_with_external(tmp_path, [("location", "real/data.bin"), ("basepath", "/etc")])
     assert irmodel.to_array(irmodel.load(path).graph.initializer[0]).tobytes() == SECRET
 
 

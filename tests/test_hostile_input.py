@@ -203,3 +203,20 @@ def test_truncated_multibyte_varint_in_a_nested_message_names_it(field):
         model.graph.node[1]
     assert info.value.path == "ModelProto.graph.node[1]"
     assert 0 < info.value.offset <= len(data)
+
+
+def test_a_malformed_oneof_member_replaced_by_a_sibling_is_refused_like_protobuf():
+    """protobuf parses a submessage as it reads it, so a malformed oneof member is refused
+    even when a sibling read later replaces it; the lazy decoder checks what it drops."""
+    import onnx
+    from google.protobuf.message import DecodeError as RefDecodeError
+
+    bad_tensor_type = _len_field(1, _tag(1, 0))  # TypeProto.tensor_type: a truncated varint
+    data = bad_tensor_type + _len_field(4, b"")  # then sequence_type: replaces tensor_type
+    with pytest.raises(RefDecodeError):
+        onnx.TypeProto.FromString(data)
+    err = decode_error(data, "TypeProto")
+    assert "truncated varint" in str(err) and err.path == "TypeProto.tensor_type"
+    good = _len_field(1, _tag(1, 0) + b"\x01") + _len_field(4, b"")
+    t = irmodel.loads(good, "TypeProto")
+    assert t.WhichOneof("value") == "sequence_type" == onnx.TypeProto.FromString(good).WhichOneof("value")

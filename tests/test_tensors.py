@@ -396,7 +396,7 @@ def test_errors_name_the_tensor():
     with pytest.raises(ValueError, match="'odd'"):
         irmodel.to_array(t)
     t = irmodel.TensorProto(name="u", dims=[1])
-    with pytest.raises(TypeError, match="UNDEFINED"):
+    with pytest.raises(irmodel.ValidationError, match="UNDEFINED"):  # the file's fault, not a TypeError
         irmodel.to_array(t)
     t = irmodel.TensorProto(name="neg", dims=[-1], data_type=1, raw_data=b"\0" * 4)
     with pytest.raises(ValueError, match="negative"):

@@ -5,6 +5,15 @@ scalars, and records each message's size (so no size is ever computed twice); un
 submessages and undecoded lazy fields become memoryview slices of the original buffer.
 `write_plan` then streams the parts.  A 5 GB model with one edited field is thus one
 streaming copy: the plan holds a few slices of the mmap, not the data.
+
+Depth.  Nothing is written nested deeper than `MAX_DEPTH`, which no protobuf reader
+(ours included) would read back.  Re-encoded messages are counted as the plan descends;
+a copied span is bounded without decoding it when it is written no deeper than it was
+read: each message knows the depth its bytes had in the tree they were decoded from
+(``_depth``), and a readable source nests at most `MAX_DEPTH` minus that below it.  Only
+a span that moves deeper (a sub-graph taken from a shallow place and grafted into a deep
+one; a ``CopyFrom`` into a deep message) is measured, by `_check_span_depth`: tags and
+lengths only, skipping every payload that is too short to reach the limit.
 """
 
 from __future__ import annotations
@@ -20,9 +29,10 @@ else:  # run time: cast is the identity (typing is not imported for it)
 
 from .containers import UNATTACHED_DEFAULT, RepeatedMessages
 from .containers import _ItemRef as ref
-from .errors import EncodeError
+from .errors import DecodeError, EncodeError
 from .limits import MAX_DEPTH
-from .schema import BYTES, LEN, MESSAGE, STRING, WIRE_TYPE
+from .reader import read_field
+from .schema import BYTES, LEN, MESSAGE, SGROUP, STRING, WIRE_TYPE
 from .values import is_default
 from .varint import encode_varint
 from .writer import StreamWriter, encode_packed_body, encode_scalar, tag
@@ -79,9 +89,72 @@ class _Plan:
         self.size += len(part) if not isinstance(part, _Plan) else part.size
 
 
+def _message_fields(cls) -> dict:
+    """field number -> class, for the message fields of ``cls`` (cached on the class)."""
+    table = cls.__dict__.get("_encoder_message_fields")
+    if table is None:
+        table = {f.number: cls._classes[f.name] for f in cls._spec.fields if f.kind == MESSAGE}
+        cls._encoder_message_fields = table
+    return table
+
+
+def _check_span_depth(cls, buf, start: int, end: int, depth: int, where) -> None:
+    """Raise EncodeError if the ``cls`` message in ``buf[start:end]``, written at
+    ``depth``, nests deeper than `MAX_DEPTH` (message fields and groups, counted as
+    the decoder counts them).
+
+    A payload of ``n`` bytes holds at most ``n // 2`` levels (a level takes a tag and a
+    length byte at least), so only payloads long enough to reach the limit are read:
+    the cost is the structure of those, never a payload's contents.  Malformed bytes
+    are no concern here (the decoder refuses them wherever they are): they end the
+    measurement of the message that holds them.
+    """
+    if depth > MAX_DEPTH:
+        raise EncodeError(f"message nesting deeper than {MAX_DEPTH} at {where()}")
+    if depth + (end - start) // 2 <= MAX_DEPTH:
+        return
+    stack = [(cls, start, end, depth)]
+    while stack:
+        c, pos, e, d = stack.pop()
+        children = _message_fields(c)
+        try:
+            while pos < e:
+                f, pos = read_field(buf, pos, e, d)
+                if f.wire_type != LEN:
+                    continue
+                child = children.get(f.number)
+                if child is None:
+                    continue
+                if d + 1 > MAX_DEPTH:
+                    raise EncodeError(f"message nesting deeper than {MAX_DEPTH} at {where()} "
+                                      f"(in bytes copied from a shallower place)")
+                if d + 1 + (f.end - f.start) // 2 > MAX_DEPTH:
+                    stack.append((child, f.start, f.end, d + 1))
+        except DecodeError as exc:
+            if exc.reason.startswith("nesting deeper"):  # a group too deep, as read_field counts
+                raise EncodeError(f"message nesting deeper than {MAX_DEPTH} at {where()} "
+                                  f"(a group in bytes copied from a shallower place)") from None
+
+
+def _check_unknown_depth(msg, unknown: list, depth: int) -> None:
+    """Groups among the unknown fields of ``msg`` (written at ``depth``) must fit too."""
+    buf = msg._buf[0]
+    for i in range(0, len(unknown), 2):
+        a = unknown[i]
+        if isinstance(a, int) and buf[a] & 7 == SGROUP:
+            try:
+                read_field(buf, a, unknown[i + 1], depth)
+            except DecodeError as exc:
+                if exc.reason.startswith("nesting deeper"):
+                    raise EncodeError(f"message nesting deeper than {MAX_DEPTH} at "
+                                      f"{msg._path()} (a group among its unknown fields)") from None
+
+
 def _add_submessage(plan: _Plan, t: bytes, child, depth: int) -> None:
     if child._start >= 0:
         mv = child._buf[1]
+        if depth + 1 > child._depth:  # written deeper than it was read: measure
+            _check_span_depth(type(child), child._buf[0], child._start, child._end, depth + 1, child._path)
         plan.add(t + encode_varint(child._end - child._start))
         plan.add(_source(mv, child._start, child._end))
     else:
@@ -100,12 +173,16 @@ def build_plan(msg: Message, depth: int = 0) -> _Plan:
         raise EncodeError(f"message nesting deeper than {MAX_DEPTH} at {msg._path()}")
     plan = _Plan()
     if msg._start >= 0:
+        if depth > msg._depth:
+            _check_span_depth(type(msg), msg._buf[0], msg._start, msg._end, depth, msg._path)
         plan.add(_source(msg._buf[1], msg._start, msg._end))
         return plan
     d = msg.__dict__
     lazy = d.get("_lazy") or {}
     mv = msg._buf[1] if msg._buf is not None else None
     implicit = msg._implicit
+    # Spans of this message's undecoded fields were read one level below it.
+    moved = msg._buf is not None and depth > msg._depth
     for f in msg._spec.fields:
         name = f.name
         if name in d:
@@ -117,6 +194,9 @@ def build_plan(msg: Message, depth: int = 0) -> _Plan:
                     t = _tag(f.number, LEN)
                     for i in range(0, len(spans), 2):
                         a, b = spans[i], spans[i + 1]
+                        if moved:
+                            _check_span_depth(msg._classes[name], msg._buf[0], a, b, depth + 1,
+                                              lambda: f"{msg._path()}.{name}")
                         plan.add(t + encode_varint(b - a))
                         plan.add(_source(mv, a, b))
                     continue
@@ -165,6 +245,8 @@ def build_plan(msg: Message, depth: int = 0) -> _Plan:
             plan.add(_tag(f.number, WIRE_TYPE[kind]) + encode_scalar(kind, value))
     unknown = d.get("_unknown")
     if unknown:
+        if moved:
+            _check_unknown_depth(msg, unknown, depth)
         for i in range(0, len(unknown), 2):
             a = unknown[i]
             plan.add(a if isinstance(a, bytes) else cast(memoryview, mv)[a:unknown[i + 1]])
@@ -179,11 +261,16 @@ def _add_repeated_messages(plan: _Plan, t: bytes, seq, depth: int) -> None:
     spans = seq._spans
     items = seq._item_list()
     mv = None
+    owner = seq._owner
+    moved = depth > owner._depth  # its spans were read one level below their owner
     for i, child in enumerate(items):
         if child is None or type(child) is ref:  # never read, or read but unchanged: exact bytes
             if mv is None:
-                mv = seq._owner._buf[1]
+                mv = owner._buf[1]
             a, b = spans[2 * i], spans[2 * i + 1]
+            if moved:
+                _check_span_depth(seq._cls, owner._buf[0], a, b, depth + 1,
+                                  lambda i=i: f"{owner._path()}.{seq._name}[{i}]")
             plan.add(t + encode_varint(b - a))
             plan.add(_source(mv, a, b))
         else:

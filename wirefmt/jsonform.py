@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import EncodeError, ParseError
 from .limits import MAX_DEPTH
+from .safetext import json_bytes
 from .schema import BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT64_KINDS, INTEGER_KINDS, MESSAGE, STRING
 from .values import shortest_float32
 
@@ -31,8 +32,8 @@ def _special(x: float):
 
 def _scalar_to_json(f, value, enum_names):
     k = f.kind
-    if k == STRING:
-        return value if isinstance(value, str) else str(value)
+    if k == STRING:  # bytes: invalid UTF-8, in json_format's form (wirefmt.safetext)
+        return value if isinstance(value, str) else json_bytes(value)
     if k == BYTES:
         return base64.b64encode(value).decode("ascii")
     if k in INT64_KINDS:
@@ -131,10 +132,16 @@ def _scalar_from_json(f, value, registry, path: str):
     raise ParseError(f"{path}: unsupported field kind {k}")
 
 
-def from_dict(data: dict, cls: type[Message], path: str | None = None) -> Any:
-    """Build a message of class ``cls`` from ``MessageToDict`` output (either key style)."""
+def from_dict(data: dict, cls: type[Message], path: str | None = None, _level: int = 1) -> Any:
+    """Build a message of class ``cls`` from ``MessageToDict`` output (either key style).
+
+    Nesting is limited as ``json_format.ParseDict`` limits it: a chain of more than
+    `MAX_DEPTH` messages (the root counted) raises `ParseError`, never RecursionError.
+    """
     registry = cls._registry
     path = path or cls._type_name
+    if _level > MAX_DEPTH:
+        raise ParseError(f"{path}: messages nested more than {MAX_DEPTH} deep")
     if not isinstance(data, dict):
         raise ParseError(f"{path}: expected an object, got {type(data).__name__}")
     by_camel = {f.camel_name: f for f in cls._spec.fields}
@@ -155,7 +162,7 @@ def from_dict(data: dict, cls: type[Message], path: str | None = None) -> Any:
                 raise ParseError(f"{fpath}: expected a list, got {type(value).__name__}")
             if f.kind == MESSAGE:
                 sub = cls._classes[f.name]
-                items = [from_dict(v, sub, f"{fpath}[{i}]") for i, v in enumerate(value)]
+                items = [from_dict(v, sub, f"{fpath}[{i}]", _level + 1) for i, v in enumerate(value)]
             else:
                 items = [_scalar_from_json(f, v, registry, f"{fpath}[{i}]") for i, v in enumerate(value)]
             try:
@@ -163,7 +170,7 @@ def from_dict(data: dict, cls: type[Message], path: str | None = None) -> Any:
             except (TypeError, ValueError) as exc:
                 raise ParseError(f"{fpath}: {exc}") from None
         elif f.kind == MESSAGE:
-            setattr(msg, f.name, from_dict(value, cls._classes[f.name], fpath))
+            setattr(msg, f.name, from_dict(value, cls._classes[f.name], fpath, _level + 1))
         else:
             try:
                 setattr(msg, f.name, _scalar_from_json(f, value, registry, fpath))

@@ -49,7 +49,7 @@ class Message:
     _key: Any = None  # field name in the parent
     _idx = HELD  # >= 0: index of a clean item its repeated field holds weakly, to pin on
     # first modification; HELD or UNATTACHED_DEFAULT (see wirefmt.containers)
-    _depth = 0
+    _depth = 0  # the depth of this message's bytes in the tree they were decoded in (see _adopt)
     _code_cache: Any = None  # where compiled scan code is kept across processes (`build_classes`)
     _lazy: Any = None  # field name -> flat [start, end, ...] spans not decoded yet
     _unknown: Any = None  # flat [start, end, ...] spans of unknown fields, in input order;
@@ -178,12 +178,21 @@ class Message:
                         lazy.pop(other, None)
 
     def _adopt(self, parent, key: str) -> None:
-        """Attach this message below ``parent`` (assignment or append)."""
+        """Attach this message below ``parent`` (assignment or append).
+
+        A message read from a buffer keeps its ``_depth``: that is the depth its bytes
+        (and the spans of its undecoded fields) had in the tree they were decoded from,
+        which bounds how deep they nest (`MAX_DEPTH` minus it, for any readable
+        source).  The encoder compares it with the depth the message is written at and
+        measures a span only when it moves deeper than it came from (`wirefmt.encoder`).
+        A message built in memory takes its parent's depth plus one.
+        """
         d = self.__dict__
         d["_parent"] = parent
         d["_key"] = key
         d["_idx"] = HELD
-        self._set_depth(parent._depth + 1)
+        if self._buf is None:
+            self._set_depth(parent._depth + 1)
 
     def _set_depth(self, depth: int) -> None:
         if depth > MAX_DEPTH:
@@ -300,6 +309,10 @@ class Message:
 
         data = dumps_message(other)
         fresh = type(self)._from_buffer(data, memoryview(data), 0, len(data))
+        # The depth of the copied bytes where they came from (see _adopt): ``other``'s
+        # own when they are its original span, else 0 (the encoder just bounded them
+        # as a root).
+        self.__dict__["_depth"] = other._depth if other._start >= 0 and other._buf is not None else 0
         for k, v in fresh.__dict__.items():
             if not k.startswith("_") or k in ("_lazy", "_unknown"):
                 if isinstance(v, (RepeatedScalars,)):

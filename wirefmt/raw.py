@@ -19,11 +19,14 @@ reading them.  A payload that passes is then printed, which reads those same tag
 second time, and each of its own length-delimited fields is tested in turn; one that
 fails is not descended into.  So a byte is read as structure only by the innermost
 tested payload that contains it: at most twice (test, then print), however deep the
-nesting.  The exception is groups: a group is validated by skipping its whole body, so
-a group body is re-read once per enclosing group level (at most `MAX_DEPTH`; groups are
-obsolete and rare).  Hence there is no size threshold above which payloads are not
-tried as messages: the test costs what the payload's field count costs, not its size,
-and the big payloads that matter most (an ONNX ``graph``) are messages.  The flip side,
+nesting.  Groups have no length, so a group is validated by reading its whole body,
+nested groups included; the extent of every group found that way is remembered for the
+rest of the walk (`_GroupExtents`), so that descending into the group and into the
+groups inside it reads no body a second time (without that, 99 nested groups cost 99
+reads of the innermost body: minutes for 1 MB).  Hence there is no size threshold above
+which payloads are not tried as messages: the test costs what the payload's field count
+costs, not its size, and the big payloads that matter most (an ONNX ``graph``) are
+messages.  The flip side,
 shared with protoc: a blob that happens to be valid wire format (bytes ``08 08 08 08``)
 is shown as a message.
 
@@ -50,8 +53,9 @@ if TYPE_CHECKING:
 
 from .errors import DecodeError
 from .limits import MAX_DEPTH
-from .reader import Field, iter_fields
-from .schema import I32, I64, LEN, SGROUP, VARINT
+from .reader import Field, read_field, read_tag
+from .safetext import quote as _safe_quote
+from .schema import EGROUP, I32, I64, LEN, SGROUP, VARINT
 from .values import to_float32
 
 #: Bytes shown (in hex) of a payload that is neither a message nor text.
@@ -70,7 +74,6 @@ KINDS = ("varint", "fixed32", "fixed64", "message", "group", "end", "string", "b
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # all but tab, LF, CR
 _STRICT_CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 _WHITESPACE = {9: None, 10: None, 13: None}
-_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 _F32 = struct.Struct("<f")
 _F64 = struct.Struct("<d")
 
@@ -91,13 +94,68 @@ class RawItem(NamedTuple):
     text: str | None = None
 
 
-def parses_as_message(buf: Buffer, start: int, end: int, depth: int = 0) -> bool:
+class _GroupExtents(dict):
+    """The groups a walk has validated: body start -> ``(body end, end of the end tag)``.
+
+    `_fields` reads a group's body once, recording the extent of every group nested in
+    it; a group met again (when the walk descends) is jumped over from the record.
+    """
+
+    def skip(self, buf: Buffer, pos: int, end: int, number: int, depth: int) -> tuple[int, int]:
+        """`reader.skip_group` for the group whose body starts at ``pos`` (same checks,
+        same errors), recording the extents of it and of every group inside it; a
+        recorded group is not read again."""
+        known = self.get(pos)
+        if known is not None:
+            return known
+        stack = [(number, pos)]
+        while True:
+            if depth + len(stack) > MAX_DEPTH:
+                raise DecodeError(f"nesting deeper than {MAX_DEPTH}", pos)
+            if pos >= end:
+                raise DecodeError(f"group {stack[-1][0]} is not closed", pos)
+            tag_start = pos
+            num, wt, pos = read_tag(buf, pos, end)
+            if wt == EGROUP:
+                if num != stack[-1][0]:
+                    raise DecodeError(f"end-group tag {num} does not match start-group "
+                                      f"{stack[-1][0]}", tag_start)
+                self[stack.pop()[1]] = (tag_start, pos)
+                if not stack:
+                    return tag_start, pos
+            elif wt == SGROUP:
+                known = self.get(pos)
+                if known is not None:
+                    pos = known[1]
+                else:
+                    stack.append((num, pos))
+            else:
+                pos = read_field(buf, tag_start, end)[1]  # a scalar or length-delimited field
+
+
+def _fields(buf: Buffer, start: int, end: int, depth: int, groups: _GroupExtents) -> Iterator[Field]:
+    """`reader.iter_fields`, with groups skipped through ``groups`` (each body read once)."""
+    pos = start
+    while pos < end:
+        if buf[pos] & 7 != SGROUP:  # the wire type is in the low bits of the tag's first byte
+            f, pos = read_field(buf, pos, end, depth)
+            yield f
+            continue
+        tag_start = pos
+        number, wt, after_tag = read_tag(buf, pos, end)
+        body_end, pos = groups.skip(buf, after_tag, end, number, depth + 1)
+        yield Field(number, wt, None, after_tag, body_end, tag_start)
+
+
+def parses_as_message(buf: Buffer, start: int, end: int, depth: int = 0,
+                      groups: _GroupExtents | None = None) -> bool:
     """True if ``buf[start:end]`` is a sequence of well-formed fields that ends exactly at ``end``.
 
     One level deep (see the module docstring): nested payloads are skipped, not checked.
+    ``groups`` records the groups validated on the way, for a walk that descends later.
     """
     try:
-        for _ in iter_fields(buf, start, end, depth):
+        for _ in _fields(buf, start, end, depth, _GroupExtents() if groups is None else groups):
             pass
     except DecodeError:
         return False
@@ -137,7 +195,8 @@ def walk(buf: Buffer, start: int = 0, end: int | None = None, *, max_depth: int 
         raise ValueError(f"max_depth must be between 0 and {MAX_DEPTH}, not {max_depth}")
     # Each frame: (iterator over a message's fields, depth of those fields, the field
     # whose payload this is, or None at the top).
-    stack: list = [(iter_fields(buf, start, end, 0), 0, None)]
+    groups = _GroupExtents()
+    stack: list = [(_fields(buf, start, end, 0, groups), 0, None)]
     while stack:
         fields, depth, owner = stack[-1]
         f = next(fields, None)
@@ -156,16 +215,17 @@ def walk(buf: Buffer, start: int = 0, end: int | None = None, *, max_depth: int 
         elif wt == SGROUP:  # the body was validated by read_field (skip_group)
             if depth < max_depth:
                 yield RawItem("group", depth, f)
-                stack.append((iter_fields(buf, f.start, f.end, depth + 1), depth + 1, f))
+                stack.append((_fields(buf, f.start, f.end, depth + 1, groups), depth + 1, f))
             else:
                 yield RawItem("elided", depth, f)
         elif wt == LEN:
-            yield from _length_delimited(buf, f, depth, max_depth, stack)
+            yield from _length_delimited(buf, f, depth, max_depth, stack, groups)
         else:  # pragma: no cover - read_field never yields EGROUP
             raise DecodeError(f"unexpected wire type {wt}", f.tag_start)
 
 
-def _length_delimited(buf, f: Field, depth: int, max_depth: int, stack: list) -> Iterator[RawItem]:
+def _length_delimited(buf, f: Field, depth: int, max_depth: int, stack: list,
+                      groups: _GroupExtents) -> Iterator[RawItem]:
     start, end = f.start, f.end
     if start == end:
         yield RawItem("string", depth, f, "")
@@ -179,10 +239,10 @@ def _length_delimited(buf, f: Field, depth: int, max_depth: int, stack: list) ->
         if text is not None:
             yield RawItem("string", depth, f, text)
             return
-    if parses_as_message(buf, start, end, depth + 1):
+    if parses_as_message(buf, start, end, depth + 1, groups):
         if depth < max_depth:
             yield RawItem("message", depth, f)
-            stack.append((iter_fields(buf, start, end, depth + 1), depth + 1, f))
+            stack.append((_fields(buf, start, end, depth + 1, groups), depth + 1, f))
             return
         text = _as_text(buf, start, end)
         # Below the depth limit a payload that parses is still more likely a message
@@ -196,7 +256,9 @@ def _length_delimited(buf, f: Field, depth: int, max_depth: int, stack: list) ->
 # -- text form ----------------------------------------------------------------------
 
 def _quote(text: str) -> str:
-    return '"' + text.translate(_ESCAPES) + '"'
+    # `_as_text` lets only printable text through; quoting it with wirefmt.safetext
+    # anyway keeps one rule for every string any command prints.
+    return _safe_quote(text)
 
 
 def _short_float(x: float, digits: tuple) -> str:

@@ -95,8 +95,8 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
             if sibs:
                 for s in sibs:
                     d.pop(s, None)
-                    if lazy:
-                        lazy.pop(s, None)
+                    if lazy and s in lazy:
+                        _drop_replaced_member(msg, lazy, s)
             if act < _A_LEN_END:
                 n = src[pos]
                 pos += 1
@@ -288,6 +288,21 @@ def _scan_closed_enum_list(msg, d, src, tag, tag_start, pos, end, name, values, 
     return pos
 
 
+def _drop_replaced_member(msg, lazy: dict, name: str) -> None:
+    """Drop the undecoded bytes of oneof member ``name``, replaced by a sibling read later.
+
+    protobuf parses a submessage as it reads it, so input whose replaced member is
+    malformed is refused even though the member is gone afterwards; its bytes are
+    decoded (all of them, as protobuf's parse would) before they are dropped, so that we
+    refuse the same inputs.  Oneof members are rarely repeated: this is the cold path.
+    """
+    spans = lazy.pop(name)
+    if msg._fields[name].kind == MESSAGE:
+        from .jsonform import to_dict  # noqa: PLC0415 (cold path; jsonform decodes everything)
+
+        to_dict(msg._classes[name]._from_spans(msg, spans, name))
+
+
 def _with_path(m, exc: DecodeError):
     if exc.path is None:
         exc.path = m._path()
@@ -320,6 +335,7 @@ _SCANNER_HELPERS = {
     "read_varint": read_varint, "to_int32": to_int32, "float32_nan": float32_nan,
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,
     "new_repeated": new_repeated, "RM": RepeatedMessages, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
+    "drop_replaced_member": _drop_replaced_member,
 }
 
 

@@ -111,7 +111,8 @@ def _sibling_pops(spec: MessageSpec, f) -> str:
     for other in spec.oneofs[f.oneof]:
         if other != f.name:
             out += f"                    d.pop({other!r}, None)\n"
-            out += f"                    if lazy:\n                        lazy.pop({other!r}, None)\n"
+            out += (f"                    if lazy and {other!r} in lazy:\n"
+                    f"                        drop_replaced_member(m, lazy, {other!r})\n")
     return out
 
 

@@ -12,6 +12,7 @@ import json
 from typing import TextIO
 
 from wirefmt import DecodeError
+from wirefmt.safetext import json_ready, one_line, safe_text
 
 from ..errors import Problem, ValidationError
 
@@ -35,13 +36,15 @@ def problems_of(path: str) -> list[Problem]:
 
 
 def problem_lines(problems: list[Problem]) -> list[str]:
-    """One line per problem: ``path: CODE message [node 'name', op_type 'Op']``."""
-    return [" ".join(str(p).split()) for p in problems]
+    """One line per problem: ``path: CODE message [node 'name', op_type 'Op']``, with the
+    model's strings in it made safe to print (`wirefmt.safetext.one_line`)."""
+    return [one_line(str(p)) for p in problems]
 
 
 def problem_json(problems: list[Problem]) -> str:
-    """A JSON list of ``{"code", "path", "node_name", "op_type", "message"}`` objects."""
-    return json.dumps([p.to_dict() for p in problems], indent=2, ensure_ascii=False)
+    """A JSON list of ``{"code", "path", "node_name", "op_type", "message"}`` objects
+    (ASCII, bytes-valued strings in `wirefmt.safetext`'s JSON form)."""
+    return json.dumps(json_ready([p.to_dict() for p in problems]), indent=2, ensure_ascii=True)
 
 
 def run_check(path: str, as_json: bool, out: TextIO) -> int:
@@ -53,5 +56,5 @@ def run_check(path: str, as_json: bool, out: TextIO) -> int:
         for line in problem_lines(problems):
             out.write(line + "\n")
     else:
-        out.write(f"{path}: valid\n")
+        out.write(f"{safe_text(path)}: valid\n")
     return EXIT_INVALID if problems else EXIT_VALID

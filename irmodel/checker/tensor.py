@@ -17,8 +17,12 @@ from wirefmt import DecodeError
 from .access import TENSOR_VALUE_FIELDS, decode_rest, present_data_fields, stored_count
 from .external import check_location
 from .problems import short
+from ..limits import MAX_SIZE
 
-INT64_MAX = (1 << 63) - 1
+# The one bound on sizes computed from a file's numbers (irmodel.limits).  The checker
+# multiplies dims in order, as the reference does, so that it reports the first of a
+# negative dim and an overflow exactly where the reference does.
+INT64_MAX = MAX_SIZE
 _UNDEFINED, _INT64, _STRING = 0, 7, 8
 _EXTERNAL = 1  # TensorProto.EXTERNAL
 

@@ -2,7 +2,7 @@
 ``check``, ``infer``, ``convert``), each adding its parser and its ``run``; this module dispatches.
 
 Exit status: 0 ok; 1 invalid input (`DecodeError`, `ValidationError`,
-`ExternalDataError`: the file is at fault); 2 usage or I/O error (the command line, the
+`ExternalDataError`, `EncodeError`: the file is at fault); 2 usage or I/O error (the command line, the
 file system or the machine is at fault, out of memory included); 3 an internal error,
 i.e. a bug in irmodel; 130 interrupted.  Every failure
 is reported as one line on stderr starting with ``irmodel:``, never as a traceback
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..errors import DecodeError, ExternalDataError, ValidationError
+from ..errors import DecodeError, EncodeError, ExternalDataError, ValidationError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,12 +68,12 @@ def build_parser(argv: list[str] | None = None) -> Parser:
 
 # -- running ---------------------------------------------------------------------------------
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
 def _fail(message: str, status: int) -> int:
-    print(f"irmodel: {_one_line(message)}", file=sys.stderr)
+    """Report a failure in one line; the message may quote a model's strings (or the
+    path), so anything not printable in it is escaped (`wirefmt.safetext.one_line`)."""
+    from wirefmt.safetext import one_line  # noqa: PLC0415
+
+    print(f"irmodel: {one_line(message)}", file=sys.stderr)
     return status
 
 
@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         what = "malformed protobuf" if args.command == "raw" else "not a valid ONNX file"
         return _fail(f"{path}: {what}: {exc}", EXIT_INVALID)
-    except (ValidationError, ExternalDataError) as exc:
+    except (ValidationError, ExternalDataError, EncodeError) as exc:
+        # EncodeError: the model cannot be written as it is (nested too deep to be read)
         sys.stdout.flush()
         return _fail(f"{path}: {exc}", EXIT_INVALID)
     except OSError as exc:

@@ -23,7 +23,8 @@ def run(args: argparse.Namespace) -> int:
     msg, _ = load_model(args.path, args.type)
     if args.json:
         from wirefmt import to_dict  # noqa: PLC0415
-        json.dump(to_dict(msg), sys.stdout, indent=2)
+        # ensure_ascii: control and format characters become \u escapes (wirefmt.safetext)
+        json.dump(to_dict(msg), sys.stdout, indent=2, ensure_ascii=True)
         sys.stdout.write("\n")
         return EXIT_OK
     from ..dump import dump_lines  # noqa: PLC0415

@@ -14,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any
 
+from wirefmt.safetext import json_ready
+
 from .common import EXIT_OK, load_model, write_lines
 
 
@@ -57,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     values = value_types(inferred)
     if args.json:
-        json.dump(values, sys.stdout, indent=2)
+        # ASCII, bytes-valued names in their documented form (wirefmt.safetext)
+        json.dump(json_ready(values), sys.stdout, indent=2, ensure_ascii=True)
         sys.stdout.write("\n")
         return EXIT_OK
     from ..dump import name_text  # noqa: PLC0415

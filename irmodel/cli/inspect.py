@@ -8,6 +8,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     import argparse
 
+from wirefmt.safetext import as_text, json_ready
+
 from ..progress import human_bytes
 from .common import EXIT_OK, load_model, model_dir, progress_line, write_lines
 
@@ -20,17 +22,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _inspect_lines(s: dict, path: str, size: int) -> list:
-    from ..summary import type_text  # noqa: PLC0415
     from ..dump import name_text, quote  # noqa: PLC0415
+    from ..limits import is_too_large, size_text  # noqa: PLC0415
+    from ..summary import type_text  # noqa: PLC0415
 
     def opt(v) -> str:
-        return "(none)" if v in ("", None) else (name_text(v) if isinstance(v, str) else str(v))
+        if v is None or (not isinstance(v, int) and not len(v)):
+            return "(none)"
+        return str(v) if isinstance(v, int) else name_text(v)
 
     def nbytes(n: int) -> str:
+        if is_too_large(n):
+            return size_text(n, "bytes")
         return f"{n} bytes" + (f" ({human_bytes(n)})" if n >= 1024 else "")
 
-    doc = s["doc_string"].split("\n", 1)[0]
-    if doc != s["doc_string"]:
+    full_doc = as_text(s["doc_string"])
+    doc = full_doc.split("\n", 1)[0]
+    if doc != full_doc:
         doc += " ..."
     out = [f"file:           {name_text(path)}, {nbytes(size)}",
            f"ir_version:     {opt(s['ir_version']) if s['ir_version'] is not None else '(missing)'}",
@@ -39,7 +47,7 @@ def _inspect_lines(s: dict, path: str, size: int) -> list:
            f"domain:         {opt(s['domain'])}",
            f"model_version:  {s['model_version']}",
            f"doc_string:     {opt(doc)}",
-           "opset_import:   " + (", ".join(f"{o['domain'] or 'ai.onnx'} {o['version']}"
+           "opset_import:   " + (", ".join(f"{name_text(o['domain'] or 'ai.onnx')} {o['version']}"
                                            for o in s["opset_import"]) or "(none)"),
            f"metadata:       {len(s['metadata_props']) or '(none)'}"]
     out += [f"  {name_text(p['key'])} = {quote(p['value'])}" for p in s["metadata_props"]]
@@ -53,8 +61,9 @@ def _inspect_lines(s: dict, path: str, size: int) -> list:
         if len(shown) < len(values):
             out.append(f"  (and {len(values) - len(shown)} inputs that are initializers)")
     out.append(f"nodes:          {s['node_count']}")
-    width = max((len(op) for op in s["op_types"]), default=0)
-    out += [f"  {name_text(op):<{width}}  {n}" for op, n in s["op_types"].items()]
+    ops = [(name_text(op), n) for op, n in s["op_types"].items()]
+    width = max((len(op) for op, _ in ops), default=0)
+    out += [f"  {op:<{width}}  {n}" for op, n in ops]
     out.append(f"initializers:   {s['initializer_count']}, {nbytes(s['initializer_bytes'])}")
     width = max((len(dt) for dt in s["initializers_by_dtype"]), default=0)
     out += [f"  {dt:<{width}}  {e['count']}, {nbytes(e['bytes'])}" for dt, e in s["initializers_by_dtype"].items()]
@@ -63,11 +72,15 @@ def _inspect_lines(s: dict, path: str, size: int) -> list:
     out.append(f"external data:  {len(s['external_data']) or '(none)'}")
     for e in s["external_data"]:
         where = f"{nbytes(e['file_size'])} on disk" if e["status"] == "ok" else e["status"]
-        out.append(f"  {name_text(e['location'])}: {where}; {e['tensors']} tensors, "
+        if "problem" in e:
+            where += f" ({e['problem']})"
+        location = "(no location)" if e["location"] is None else name_text(e["location"])
+        out.append(f"  {location}: {where}; {e['tensors']} tensors, "
                    f"{nbytes(e['bytes'])} referenced")
     out.append(f"functions:      {len(s['functions']) or '(none)'}")
-    out += [f"  {name_text((f['domain'] + '::' if f['domain'] else '') + f['name'])}"
-            f"{':' + f['overload'] if f['overload'] else ''} ({f['nodes']} nodes)" for f in s["functions"]]
+    out += [f"  {name_text((as_text(f['domain']) + '::' if f['domain'] else '') + as_text(f['name']))}"
+            f"{':' + name_text(f['overload']) if f['overload'] else ''} ({f['nodes']} nodes)"
+            for f in s["functions"]]
     out.append(f"subgraphs:      {s['subgraph_count']}")
     if s["subgraph_count"] or s["training_info_count"]:
         out.append(f"nodes in all graphs: {s['total_node_count']}")
@@ -83,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
     with progress_line("inspect: nodes") as progress:
         s = summarize(model, base_dir=model_dir(args.path), progress=progress)
     if args.json:
-        json.dump(s, sys.stdout, indent=2)
+        # Bytes-valued strings (invalid UTF-8) in their documented form; ensure_ascii
+        # escapes every control and format character (wirefmt.safetext).
+        json.dump(json_ready(s), sys.stdout, indent=2, ensure_ascii=True)
         sys.stdout.write("\n")
     else:
         write_lines(_inspect_lines(s, args.path, size))

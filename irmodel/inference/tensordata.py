@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import struct
 
+from ..limits import element_count as _bounded_count
+from ..limits import is_too_large
 from .dims import INT64_MAX
 from .errors import fail_shape
 
@@ -30,15 +32,10 @@ EXTERNAL = 1
 
 
 def element_count(tensor) -> int | None:
-    """Product of ``dims``, or None when a dim is negative or the product overflows int64."""
-    n = 1
-    for d in tensor.dims:
-        if d < 0:
-            return None
-        n *= d
-        if n > INT64_MAX:
-            return None
-    return n
+    """Product of ``dims``, or None when a dim is negative or the product passes int64
+    (`irmodel.limits`, the one bounded count: linear in the number of dims)."""
+    n = _bounded_count(tensor.dims)
+    return None if n is None or is_too_large(n) else n
 
 
 def is_small(tensor) -> bool:

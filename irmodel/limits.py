@@ -1,0 +1,87 @@
+"""Sizes computed from numbers read from a file, with one bound: `MAX_SIZE`.
+
+A tensor's ``dims`` are int64 values from the file; their product is its element count.
+Computed naively, 250 dims of 2**62 make a 4,700-digit integer that Python refuses to
+print (``int`` to ``str`` stops at 4,300 digits) and 100,000 of them (a 0.9 MB file)
+make a quadratic chain of big-integer multiplications that runs for half a minute.
+Nothing real has more than ``MAX_SIZE`` elements or bytes, so every count and size here
+stops growing there and says `TOO_LARGE`: the work is linear in the number of dims with
+small integers throughout, and a result is never too long to print.
+
+Every layer that derives a size from a file's numbers uses these functions (the
+``inspect`` summary, ``dump``, ``to_array``; the checker and inference are to use them
+too), so that they agree on what "too large" means:
+
+* `element_count` (``dims`` -> elements, ``None`` for a negative dim),
+* `byte_size` (elements of a given bit width -> bytes, packed, rounded up),
+* `add_sizes` (a bounded sum), `is_too_large`, and `size_text` to print one.
+
+A result is an ``int`` from 0 to `MAX_SIZE`, or `TOO_LARGE` (``MAX_SIZE + 1``, an int
+too, so comparisons and ``min``/``max`` keep working).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+#: The largest element count or byte size we compute: int64's maximum.  ONNX dims are
+#: int64, numpy sizes are a signed 64-bit ``intp``, file offsets are a signed 64-bit
+#: ``off_t``: no implementation can hold more.
+MAX_SIZE = (1 << 63) - 1
+#: What a bounded computation gives past `MAX_SIZE`.
+TOO_LARGE = MAX_SIZE + 1
+
+
+def element_count(dims: Iterable[int]) -> int | None:
+    """The product of ``dims``, bounded: `TOO_LARGE` past `MAX_SIZE`, ``None`` when a
+    dim is negative (no count at all).  A zero dim makes the count 0 whatever the
+    others are.  Linear in ``len(dims)``, with integers below 2**126 throughout."""
+    n = 1
+    zero = False
+    for d in dims:
+        if d < 0:
+            return None
+        if d == 0:
+            zero = True
+        elif n <= MAX_SIZE:
+            n *= d  # both factors <= 2**63: no big integers
+    if zero:
+        return 0
+    return n if n <= MAX_SIZE else TOO_LARGE
+
+
+def byte_size(count: int, bits: int) -> int:
+    """The bytes ``count`` elements of ``bits`` bits take, packed (sub-byte types share
+    bytes) and rounded up to whole bytes; bounded like `element_count`."""
+    if count > MAX_SIZE:
+        return TOO_LARGE
+    n = (count * bits + 7) // 8
+    return n if n <= MAX_SIZE else TOO_LARGE
+
+
+def add_sizes(sizes: Iterable[int]) -> int:
+    """The sum of ``sizes``, bounded: `TOO_LARGE` once it passes `MAX_SIZE`."""
+    total = 0
+    for s in sizes:
+        total += s
+        if total > MAX_SIZE:
+            return TOO_LARGE
+    return total
+
+
+def is_too_large(size: int | None) -> bool:
+    return size is not None and size > MAX_SIZE
+
+
+def size_text(size: int | None, unit: str = "") -> str:
+    """``size`` for a message or a listing: the number (and ``unit``), ``too large``
+    past `MAX_SIZE`, ``unknown`` for ``None``.  Never prints more than 19 digits."""
+    if size is None:
+        return "unknown"
+    if size > MAX_SIZE:
+        return "too large (over 2^63-1" + (f" {unit}" if unit else "") + ")"
+    return f"{size} {unit}" if unit else str(size)
+
+
+__all__ = ["MAX_SIZE", "TOO_LARGE", "element_count", "byte_size", "add_sizes", "is_too_large",
+           "size_text"]
