@@ -22,7 +22,9 @@ too, so comparisons and ``min``/``max`` keep working).
 
 from __future__ import annotations
 
-from typing import Iterable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Iterable
 
 #: The largest element count or byte size we compute: int64's maximum.  ONNX dims are
 #: int64, numpy sizes are a signed 64-bit ``intp``, file offsets are a signed 64-bit

@@ -37,7 +37,9 @@ and format characters in real strings become ``\\uNNNN`` escapes, never raw byte
 from __future__ import annotations
 
 import re
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
 
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 #: ``decode("utf-8", "surrogateescape")`` turns each invalid byte NN into U+DCNN.
