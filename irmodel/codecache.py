@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+from _thread import get_ident  # built in: `threading` is not imported for it
 
 #: Environment variable naming the cache directory; an empty value switches the cache off.
 ENV = "IRMODEL_CACHE_DIR"
@@ -105,7 +106,7 @@ class FileCodeCache:
         d = self.directory
         if d is None or not self.writable:
             return
-        tmp = os.path.join(d, f".{_file_name(key)}.{os.getpid()}.tmp")
+        tmp = os.path.join(d, f".{_file_name(key)}.{os.getpid()}.{get_ident()}.tmp")  # per process and thread
         try:
             os.makedirs(d, mode=0o700, exist_ok=True)
             if not self._trusted(d):

@@ -85,14 +85,15 @@ class Origin:
         except OSError:
             self.source_state = None
 
-    def __del__(self) -> None:
+    def __del__(self, _close: Any = os.close) -> None:
         # A finaliser method rather than weakref.finalize: the `weakref` module is not
         # otherwise needed to open a model, and importing it costs every process.
+        # ``os.close`` is bound at definition: at interpreter exit module globals may be gone.
         fd = self.source_fd
         if fd is not None:
             self.source_fd = None
             try:
-                os.close(fd)
+                _close(fd)
             except OSError:
                 pass
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import irmodel
 import wirefmt
@@ -24,8 +25,10 @@ LENET = os.path.join(ROOT, "examples", "lenet.onnx")
 
 def _run(code: str, env: dict | None = None) -> str:
     full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=full_env,
-                          timeout=120)
+    # -S: no site, so no editable-install finder importing re, collections and more before
+    # the code runs (irmodel is found in the checkout, the working directory).
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env=full_env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -55,6 +58,13 @@ def test_import_irmodel_imports_only_what_opening_a_model_needs():
     assert not loaded & LAZY_MODULES
     assert not loaded & HEAVY_STDLIB
     assert {"irmodel.io", "irmodel.messages", "wirefmt.message", "wirefmt.scan"} <= loaded
+
+
+def test_the_inspect_summary_imports_no_more_of_the_standard_library():
+    loaded = _modules_after(f"import irmodel\nfrom irmodel.summary import summarize\n"
+                            f"summarize(irmodel.load({LENET!r}))")
+    assert not loaded & HEAVY_STDLIB
+    assert not loaded & (LAZY_MODULES - {"irmodel.summary"})
 
 
 def test_loading_and_reading_a_model_needs_no_more():
@@ -279,3 +289,35 @@ def test_scan_code_is_compiled_when_the_class_has_no_cache():
     ns: dict = {}
     exec(code, ns)  # noqa: S102
     assert ns["x"] == 1
+
+
+def test_a_loaded_models_descriptor_is_closed_when_the_model_goes():
+    # Origin closes its duplicate of the mapped file's descriptor in __del__ (not through
+    # weakref.finalize, whose module `import irmodel` no longer imports).
+    import gc
+
+    m = irmodel.load(LENET)
+    fd = m.__dict__["_origin"].source_fd
+    assert os.fstat(fd).st_size == os.path.getsize(LENET)
+    del m
+    gc.collect()
+    with pytest.raises(OSError):
+        os.fstat(fd)
+
+
+def test_no_complaint_at_exit_when_module_globals_are_gone():
+    out = subprocess.run([sys.executable, "-c", f"import irmodel, sys\nm = irmodel.load({LENET!r})\n"
+                          "sys.modules['irmodel.origin'].__dict__['os'] = None"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0 and out.stderr == ""
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=12) | st.text(alphabet="ab_.:/-\\ \x1b\u00e9\u0663\u2163\u00b2\ufffd", max_size=8))
+def test_a_plain_name_is_what_the_regular_expression_called_one(name):
+    import re
+
+    from wirefmt.safetext import name_text
+
+    plain = re.fullmatch(r"[\w.:/\-]+", name) is not None and name.isprintable()
+    assert (name_text(name) == name) == plain  # a plain name unquoted, anything else quoted
