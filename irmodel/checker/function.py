@@ -178,6 +178,9 @@ class Functions:
         if model_v is None or model_v == func_v:
             return
         op = node.op_type
+        from ..defs import is_contrib_domain  # noqa: PLC0415
+        if is_contrib_domain(domain):
+            return  # onnx has no schemas there: nothing to compare (onnxruntime's table is ours)
         s_model = self.schemas.schema(op, model_v, domain)
         s_func = self.schemas.schema(op, func_v, domain)
         if s_model is None and s_func is None:

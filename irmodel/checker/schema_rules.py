@@ -4,7 +4,9 @@ For a node whose domain is imported: the op has a schema at the imported version
 built-in domains, or everywhere with ``check_custom_domain``), the schema is not
 deprecated, the numbers of inputs and outputs are in range, inputs and outputs the schema
 marks single are not empty, attributes are declared, of the declared type and carry
-their value, and required attributes are present.  Each schema is compiled once into a
+their value, and required attributes are present.  onnxruntime's contrib schemas
+(com.microsoft, unknown to onnx) are checked only with ``check_custom_domain``; without
+it such nodes are skipped, as onnx skips every node of a domain it has no schemas for.  Each schema is compiled once into a
 `_Rules` record of plain values, so a 75,000-node graph costs a dict lookup per node.
 """
 
@@ -102,6 +104,8 @@ class SchemaRules:
         attribute of each name (all of the node's when None)."""
         op_type, domain = node.op_type, node.domain
         found = self.lookup(op_type, version, domain)
+        if found is not None and not ctx.check_custom_domain and self._defs.is_contrib_domain(domain):
+            return  # onnx has no schema here and skips the node: its verdict is kept
         if found is None:
             if domain in BUILTIN_DOMAINS or ctx.check_custom_domain:
                 report.add("N405", f"{path}.op_type",

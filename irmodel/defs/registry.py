@@ -17,6 +17,12 @@ from bisect import bisect_right
 from .opschema import OpSchema
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opschemas.json")
+#: onnxruntime's contrib operators (tools/gen_contrib_schemas.py), a table of its own: onnx
+#: does not know them, so they are found by `get_schema` in their domain only and are not
+#: listed by `get_all_schemas*` (which stay onnx's lists).
+CONTRIB_DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "contrib_microsoft.json")
+MICROSOFT_DOMAIN = "com.microsoft"
+CONTRIB_DOMAINS = frozenset({MICROSOFT_DOMAIN})
 
 # onnx takes the version as a C int: outside this range its bindings raise TypeError.
 _INT_MIN, _INT_MAX = -2**31, 2**31 - 1
@@ -58,6 +64,7 @@ class _Table:
 
 
 _table: _Table | None = None
+_contrib: _Table | None = None
 
 
 def _load() -> _Table:
@@ -67,6 +74,18 @@ def _load() -> _Table:
         with open(DATA_FILE, "rb") as f:
             _table = _Table(json.loads(f.read()))
     return _table
+
+
+def _load_contrib() -> _Table:
+    global _contrib
+    if _contrib is None:
+        import json  # noqa: PLC0415
+        with open(CONTRIB_DATA_FILE, "rb") as f:
+            data = json.loads(f.read())
+        data.setdefault("onnx_version", "")
+        data.setdefault("domain_versions", {})
+        _contrib = _Table(data)
+    return _contrib
 
 
 def _arguments(op_type, max_inclusive_version, domain) -> tuple:
@@ -96,7 +115,10 @@ def _arguments(op_type, max_inclusive_version, domain) -> tuple:
 
 
 def _find(op_type: str, version: int | None, domain: str) -> OpSchema | None:
-    table = _table or _load()
+    if domain in CONTRIB_DOMAINS:
+        table = _contrib or _load_contrib()
+    else:
+        table = _table or _load()
     entry = table.index.get((domain, op_type))
     if entry is None:
         return None
@@ -131,6 +153,21 @@ def get_all_schemas_with_history() -> list[OpSchema]:
     table = _table or _load()
     return [table.schema_at(entry, i)
             for _key, entry in sorted(table.index.items()) for i in range(len(entry[0]))]
+
+
+def get_contrib_schemas() -> list[OpSchema]:
+    """Every schema of onnxruntime's contrib domains (com.microsoft), sorted by name and version.
+
+    Not part of `get_all_schemas_with_history`, which lists onnx's schemas as onnx does.
+    """
+    table = _contrib or _load_contrib()
+    return [table.schema_at(entry, i)
+            for _key, entry in sorted(table.index.items()) for i in range(len(entry[0]))]
+
+
+def is_contrib_domain(domain: str) -> bool:
+    """True for a domain whose schemas come from onnxruntime's table, not onnx's."""
+    return domain in CONTRIB_DOMAINS
 
 
 def get_all_schemas() -> list[OpSchema]:

@@ -105,6 +105,17 @@ def sub_int(a: Dim, k: int) -> Dim:
     return a if k == 0 else None
 
 
+def add(a: Dim, b: Dim) -> Dim:
+    """``dim1 + dim2``: known when both are; ``0 + d`` is ``d``; else unknown."""
+    if type(a) is int and type(b) is int:
+        return checked_add(a, b)
+    if type(a) is int and a == 0:
+        return b
+    if type(b) is int and b == 0:
+        return a
+    return None
+
+
 def product(shape, start: int = 0, stop: int | None = None) -> Dim:
     """``multiplyDims``: the product of ``shape[start:stop]``, starting from 1."""
     result: Dim = 1
