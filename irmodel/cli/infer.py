@@ -1,8 +1,11 @@
-"""``irmodel infer PATH [-o OUT] [--strict] [--check-type] [--data-prop] [--json]``: shape inference.
+"""``irmodel infer PATH [-o OUT] [--strict] [--check-type] [--data-prop] [--json] [--explain]``: shape inference.
 
 Without ``-o``, prints the type of every value of the main graph (inputs, the values
 inference typed, outputs), one line each or as JSON; with ``-o``, writes the model with
 its ``value_info`` filled in (atomically; unchanged parts are copied as they are).
+With ``--explain``, prints instead each value whose type or dims stay unknown, the first
+node where it was lost and why (`irmodel.inference.explain`), then the operators no
+inference function covers.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--data-prop", action="store_true",
                    help="propagate small constant values (shape computations) as the reference's data_prop")
     c.add_argument("--json", action="store_true", help="print the types as a JSON list")
+    c.add_argument("--explain", action="store_true",
+                   help="list each value with an unknown type or dim, the node where it was lost and why, "
+                        "and the operators without an inference function")
     c.set_defaults(func=run)
 
 
@@ -50,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from ..inference import infer_shapes  # noqa: PLC0415
 
     model, _ = load_model(args.path)
+    if args.explain:
+        return _explain(model, args)
     inferred = infer_shapes(model, check_type=args.check_type, strict_mode=args.strict,
                             data_prop=args.data_prop)
     if args.output:
@@ -69,4 +77,35 @@ def run(args: argparse.Namespace) -> int:
     names = [name_text(v["name"]) for v in values]
     width = max((len(n) for n in names), default=0)
     write_lines(f"{v['role']:<6}  {n:<{width}}  {type_text(v)}" for v, n in zip(values, names))
+    return EXIT_OK
+
+
+def _explain(model: Any, args: argparse.Namespace) -> int:
+    from ..inference import explain  # noqa: PLC0415
+
+    result = explain(model, data_prop=args.data_prop)
+    if args.json:
+        json.dump(json_ready(result.as_dict()), sys.stdout, indent=2, ensure_ascii=True)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    from ..dump import name_text  # noqa: PLC0415
+
+    lines = []
+    for loss in result.losses:
+        what = "type" if loss.what == "type" else "rank" if loss.what == "shape" else \
+            "dim " + ",".join(str(d) for d in loss.dims)
+        where = f"node {loss.node_index} {loss.domain + '::' if loss.domain else ''}{loss.op_type}"
+        if loss.node_name:
+            where += f" ({name_text(loss.node_name)})"
+        via = f" via {name_text(loss.via)}" if loss.via else ""
+        detail = f": {loss.detail}" if loss.detail else ""
+        lines.append(f"{name_text(loss.value)}: {what} unknown, lost at {where}{via}: {loss.reason}{detail}")
+    if not result.losses:
+        lines.append("every type and dim is known")
+    ops = result.operators_without_inference
+    lines.append(f"operators without an inference function: {len(ops)}")
+    for domain, op_type, version, reason in ops:
+        at = f"-{version}" if version is not None else ""
+        lines.append(f"  {name_text(domain) or 'ai.onnx'}::{name_text(op_type)}{at}: {reason}")
+    write_lines(lines)
     return EXIT_OK

@@ -11,10 +11,12 @@ shapes depend on.  Modules, by job:
 * `registry` -- which function infers which schema; `schemas` -- the operator schemas;
 * `dataprop` -- values of small integer tensors; `tensordata` -- constants' values;
 * `typecheck` -- ``check_type``; `common` -- helpers shared by the operator families;
+* `explain` -- ``explain(model)``: where and why each unknown type or dim was lost;
 * `coverage` -- which schemas and models our functions cover (tests, tools);
 * `ops/` -- one module per operator family: elementwise, reduction, shape_ops, indexing,
   pad, generator, linalg, conv, nn, attention, recurrent, controlflow, sequence,
-  quantization, signal, image, text, ml, training.
+  quantization, signal, image, text, ml, training, contrib_microsoft (onnxruntime's
+  com.microsoft operators).
 
 Errors: an operator rule's failure is recorded against its node (`NodeInferenceError`,
 raised at the end in strict mode); the reference's other runtime errors (`HardError`) are
@@ -26,5 +28,7 @@ from __future__ import annotations
 
 from .api import infer_node_outputs, infer_shapes, infer_shapes_path
 from .errors import InferenceError
+from .explain import REASONS, Explanation, Loss, explain
 
-__all__ = ["infer_shapes", "infer_shapes_path", "infer_node_outputs", "InferenceError"]
+__all__ = ["infer_shapes", "infer_shapes_path", "infer_node_outputs", "InferenceError", "explain",
+           "Explanation", "Loss", "REASONS"]

@@ -36,7 +36,7 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
     return m
 
 
-def _run_model(m, opts: Options) -> Run:
+def _run_model(m, opts: Options, explain=None) -> Run:
     opsets = {}
     for op in m.opset_import:
         opsets[op.domain] = op.version
@@ -47,7 +47,8 @@ def _run_model(m, opts: Options) -> Run:
     for f in funcs:
         functions.setdefault(function_id(f.domain, f.name, f.overload), f)
     _check_call_cycles(funcs)
-    run = Run(opts, SymbolTable(), functions)
+    run = Run(opts, SymbolTable() if explain is None else explain.symbols, functions)
+    run.explain = explain  # inference.explain's collector (explain.py), None otherwise
     record = GraphRecord(m.graph)
     run.records.append(record)
     scope = Scope(run, opsets, None, {}, m.ir_version, record, True)

@@ -80,7 +80,7 @@ class GraphRecord:
 class Run:
     """State shared by every scope of one inference call."""
 
-    __slots__ = ("options", "symbols", "functions", "active", "records", "missing", "depth")
+    __slots__ = ("options", "symbols", "functions", "active", "records", "missing", "depth", "explain")
 
     def __init__(self, options: Options, symbols: SymbolTable | None, functions: dict):
         self.options = options
@@ -90,6 +90,7 @@ class Run:
         self.records: list[GraphRecord] = []
         self.missing: set[tuple[str, str, int]] = set()  # (domain, op_type, since_version)
         self.depth = 0
+        self.explain = None  # an explain.Explainer told about each node, when asked for
 
 
 def function_id(domain: str, name: str, overload: str) -> str:
@@ -256,6 +257,8 @@ class Scope:
                     fn = registry.inference_function(node.domain, node.op_type, schema.since_version)
                     if fn is None:
                         run.missing.add((node.domain, node.op_type, schema.since_version))
+                        if run.explain is not None:
+                            run.explain.node(self, node, ctx, "no-inference-function", schema=schema)
                         return
                     fn(ctx)
                 elif schema.has_function:
@@ -270,8 +273,12 @@ class Scope:
                     if run.functions else None
                 if fn is None:
                     self.unsupported = True
+                    if run.explain is not None:
+                        run.explain.node(self, node, ctx, "unknown-op")
                     return
                 self.process_call(node, fn, ctx)
+            if run.explain is not None:
+                run.explain.node(self, node, ctx, schema=schema)
             for i, name in enumerate(node.outputs):
                 if name:
                     self.update_type(name, ctx.outputs[i])
@@ -284,6 +291,8 @@ class Scope:
         except NodeInferenceError as exc:
             if not self.unsupported:
                 self.errors.append((f"{node.describe()}: {exc}", node, exc.kind))
+            if run.explain is not None:
+                run.explain.node(self, node, ctx, "inference-error", str(exc))
         except HardError as exc:
             raise NodeInferenceError(f"{node.describe()}: {exc}") from None
         except RecursionError:
