@@ -32,7 +32,7 @@ MS = "com.microsoft"
 F32, U8, I8, I32, I64 = 1, 2, 3, 6, 7
 _NP = {F32: np.float32, U8: np.uint8, I8: np.int8, I32: np.int32, I64: np.int64}
 _CODE = {np.dtype(v): k for k, v in _NP.items()}
-SEEDS = range(3)
+SEEDS = range(5)
 
 
 class Inp:
@@ -336,6 +336,68 @@ def case_decoder_masked_mha(r):
             {"y": "kkk", "present_key": "kkkk", "present_value": "kkkk"})
 
 
+def case_attention_present_without_past(r):
+    b, s, n, hd, inp = r.randint(1, 3), r.randint(1, 4), r.randint(1, 3), r.randint(1, 4), r.randint(1, 6)
+    hid = n * hd
+    ins = [_f("x", (b, s, inp), ("B", "S", "I")), _f("w", (inp, 3 * hid), ("I", None)), _f("bias", (3 * hid,))]
+    return ("Attention", ins, ["y", "present"], {"num_heads": n, "unidirectional": 1},
+            {"y": "kkk", "present": "kkkkk"})
+
+
+def case_mha_present_without_past(r):
+    b, s, l, n, hd = r.randint(1, 3), r.randint(1, 4), r.randint(1, 4), r.randint(1, 3), r.randint(1, 4)
+    ins = [_f("q", (b, s, n * hd), ("B", "S", None)), _f("k", (b, l, n * hd), ("B", "L", None)),
+           _f("v", (b, l, n * hd), ("B", "L", None)), _f("bias", (3 * n * hd,))]
+    return ("MultiHeadAttention", ins, ["y", "present_key", "present_value"], {"num_heads": n},
+            {"y": "kkk", "present_key": "kkkk", "present_value": "kkkk"})
+
+
+def case_skip_layer_norm_2d_skip(r):
+    b, s, c = r.randint(1, 3), r.randint(1, 5), r.randint(2, 8)
+    ins = [_f("x", (b, s, c), ("B", "S", "C")), _f("skip", (s, c), ("S", "C")), _f("gamma", (c,), ("C",))]
+    return "SkipLayerNormalization", ins, ["y"], {}, {"y": "kkk"}
+
+
+def case_rotary_4d(r):
+    b, s, n, hd, m = r.randint(1, 3), r.randint(1, 4), r.randint(1, 3), 2 * r.randint(1, 3), r.randint(4, 8)
+    pos = [r.randrange(m) for _ in range(b * s)]
+    ins = [_f("x", (b, n, s, hd), ("B", "N", "S", "H")), Inp("pos", I64, (b, s), ("B", "S"), pos),
+           _f("cos", (m, hd // 2), ("M", None)), _f("sin", (m, hd // 2), ("M", None))]
+    return "RotaryEmbedding", ins, ["y"], {}, {"y": "kkkk"}
+
+
+def case_matmul_nbits_2d(r):
+    rows, n, blocks = r.randint(1, 4), r.randint(1, 5), r.randint(1, 3)
+    k = 32 * blocks
+    ins = [_f("a", (rows, k), ("M", None)), Inp("bq", U8, (n, blocks, 32)), _f("scales", (n * blocks,)),
+           None, None, _f("bias", (n,))]
+    return ("MatMulNBits", ins, ["y"], {"K": k, "N": n, "bits": 8, "block_size": 32}, {"y": "kk"})
+
+
+def case_gather_block_quantized_3d(r):
+    rows, mid, q1, q2 = r.randint(2, 4), r.randint(1, 3), r.randint(1, 3), r.randint(1, 2)
+    idx = [r.randrange(rows) for _ in range(q1 * q2)]
+    ins = [Inp("data", U8, (rows, mid, 8), ("R", "C", None)), Inp("idx", I32, (q1, q2), ("Q1", "Q2"), idx),
+           _f("scales", (rows, mid, 1), ("R", "C", None))]
+    return ("GatherBlockQuantized", ins, ["y"], {"bits": 4, "block_size": 16, "gather_axis": 0, "quantize_axis": 2},
+            {"y": "kkkk"})
+
+
+def case_dynamic_quantize_matmul_2d(r):
+    m, k, n = r.randint(1, 4), r.randint(1, 5), r.randint(1, 5)
+    ins = [_f("a", (m, k), ("M", "K")), Inp("bq", U8, (k, n), ("K", "N")), _f("scale", (n,), ("N",)),
+           Inp("zp", U8, (n,), ("N",)), _f("bias", (n,), ("N",))]
+    return "DynamicQuantizeMatMul", ins, ["y"], {}, {"y": "kk"}
+
+
+def case_qattention_without_past(r):
+    b, s, n, hd, inp = r.randint(1, 3), r.randint(1, 4), r.randint(1, 3), r.randint(1, 4), r.randint(1, 6)
+    hid = n * hd
+    ins = [Inp("x", U8, (b, s, inp), ("B", "S", "I")), Inp("w", U8, (inp, 3 * hid), ("I", None)),
+           _f("bias", (3 * hid,)), _f("xs", (), (), [0.1]), _f("ws", (), (), [0.1])]
+    return "QAttention", ins, ["y", "present"], {"num_heads": n}, {"y": "kkk", "present": "kkkkk"}
+
+
 #: caches onnxruntime updates in place: the output must be bound to the input's buffer
 SHARED = {"case_sparse_attention": (("pk", "present_key"), ("pv", "present_value"))}
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
@@ -445,3 +507,55 @@ def test_operators_without_cpu_kernel_follow_the_documented_formulas(op, seed):
     name, inputs, outputs, attrs, known, expected = WITHOUT_CPU_KERNEL[op](random.Random(seed + 101), rng)
     assert name == op
     _compare(op, inputs, outputs, attrs, known, expected)
+
+
+# -- hostile nodes: any rank, any dims, odd attributes ---------------------------------------------
+
+_INT_ATTRS = ("num_heads", "kv_num_heads", "N", "K", "bits", "block_size", "gather_axis", "quantize_axis",
+              "past_present_share_buffer", "sparse_block_size", "order_B")
+
+
+def _hostile_node(r: random.Random, op: str):
+    from irmodel import defs
+    schema = defs.get_schema(op, 1, MS)
+    n_in = r.randint(schema.min_input, min(schema.max_input, len(schema.inputs)))
+    inputs, vis = [], []
+    for i in range(n_in):
+        if i >= schema.min_input and r.random() < 0.3:
+            inputs.append("")
+            continue
+        name = f"i{i}"
+        inputs.append(name)
+        rank = r.choice([None, 0, 1, 2, 3, 4, 5])
+        shape = None if rank is None else [r.choice([0, 1, 2, 3, 7, 48, "s", None]) for _ in range(rank)]
+        vis.append(h.make_tensor_value_info(name, r.choice([F32, U8, I8, I32, I64, 10]), shape))
+    attrs = {name: r.choice([-3, -1, 0, 1, 2, 3, 4, 16, 2**40]) for name in _INT_ATTRS
+             if name in schema.attributes and r.random() < 0.8}
+    if "qkv_hidden_sizes" in schema.attributes and r.random() < 0.5:
+        attrs["qkv_hidden_sizes"] = [r.choice([-1, 0, 2, 3]) for _ in range(r.randint(1, 4))]
+    if "kernel_shape" in schema.attributes and r.random() < 0.7:
+        attrs["kernel_shape"] = [r.choice([-1, 0, 1, 3]) for _ in range(r.randint(1, 3))]
+    n_out = r.randint(schema.min_output, min(schema.max_output, len(schema.outputs)))
+    outputs = [f"o{i}" for i in range(n_out)]
+    node = h.make_node(op, inputs, outputs, domain=MS, **attrs)
+    graph = h.make_graph([node], "g", vis, [h.make_empty_tensor_value_info(o) for o in outputs])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)])
+
+
+def test_hostile_nodes_give_types_or_inference_errors_never_internal_errors():
+    """Every rule, on nodes of random ranks, dims, element types and attributes (negative head
+    counts, zero or huge sizes, wrong list lengths), either infers or reports a node error; an
+    exception of ours escaping a rule would be an "internal error"."""
+    from irmodel.inference import InferenceError
+    ops = sorted({c(random.Random(0))[0] for c in CASES} | set(WITHOUT_CPU_KERNEL))
+    r = random.Random(1234)
+    inferred = 0
+    for op in ops:
+        for _ in range(60):
+            model = _hostile_node(r, op)
+            try:
+                infer_shapes(model, strict_mode=True)
+                inferred += 1
+            except InferenceError as exc:
+                assert "internal error" not in str(exc), (op, str(exc))
+    assert inferred > len(ops) * 10  # most of them infer (unknown dims are not errors)
