@@ -103,3 +103,20 @@ def test_with_check_custom_domain_contrib_nodes_meet_onnxruntime_s_schema():
         bad = irmodel.loads(_contrib_model(attrs, inputs).SerializeToString())
         with pytest.raises(irmodel.ValidationError):
             checker.check_model(bad, check_custom_domain=True)
+
+
+@pytest.mark.parametrize("op", ["FusedMatMul", "Rfft"])  # a rule onnxruntime has / has not
+def test_a_contrib_op_without_our_rule_is_unsupported_as_onnx_sees_an_unknown_op(op):
+    """Its outputs stay untyped and, as after any op the reference has no schema for, later
+    node errors are not recorded: strict inference passes where onnx's passes."""
+    from irmodel.inference import explain, infer_shapes
+    node = oh.make_node(op, ["x", "x"] if op == "FusedMatMul" else ["x"], ["y"], domain=MS)
+    add = oh.make_node("Add", ["y", "x"], ["z"])
+    graph = oh.make_graph([node, add], "g", [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 2])],
+                          [oh.make_tensor_value_info("z", onnx.TensorProto.FLOAT, None)])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17), oh.make_opsetid(MS, 1)])
+    onnx.shape_inference.infer_shapes(model, strict_mode=True)  # the reference: no error
+    ours = infer_shapes(irmodel.loads(model.SerializeToString()), strict_mode=True)
+    assert [vi.name for vi in ours.graph.value_info] == []
+    losses = explain(model.SerializeToString()).losses
+    assert [(loss.value, loss.reason) for loss in losses][:1] == [("y", "no-inference-function")]

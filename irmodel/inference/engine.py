@@ -257,6 +257,8 @@ class Scope:
                     fn = registry.inference_function(node.domain, node.op_type, schema.since_version)
                     if fn is None:
                         run.missing.add((node.domain, node.op_type, schema.since_version))
+                        if schemas.beyond_reference(schema):
+                            self.unsupported = True
                         if run.explain is not None:
                             run.explain.node(self, node, ctx, "no-inference-function", schema=schema)
                         return
@@ -265,6 +267,8 @@ class Scope:
                     body = schemas.latest_function_body(schema)
                     if body is not None:
                         self.process_call(node, body, ctx)
+                elif schemas.beyond_reference(schema):
+                    self.unsupported = True
                 if run.options.check_type:
                     from .typecheck import check_input_output_types  # noqa: PLC0415
                     check_input_output_types(schema, ctx)

@@ -46,6 +46,14 @@ def get_schema(op_type: str, version: int, domain: str):
     return schema
 
 
+def beyond_reference(schema) -> bool:
+    """True for a schema onnx does not have (onnxruntime's com.microsoft table): when no rule
+    of ours infers it, the node is unsupported as the reference sees any op it has no schema
+    for (its outputs stay untyped and later node errors are not recorded)."""
+    d = _defs_module()
+    return bool(d) and d.is_contrib_domain(schema.domain)
+
+
 def has_schema_package() -> bool:
     return bool(_defs_module())
 
