@@ -40,16 +40,14 @@ def _schema(op_type: str):
 def _single_type(schema, param: str) -> int:
     """The element type of ``param`` when its constraint (or the string itself) names exactly one."""
     from ..typestr import parse_type_string  # noqa: PLC0415
-    allowed = None
+    allowed: list = [param] if param.startswith("tensor(") else []
     for c in schema.type_constraints:
         if c.type_param_str == param:
-            allowed = c.allowed_type_strs
-    if allowed is None:
-        allowed = (param,) if param.startswith("tensor(") else ()
+            allowed = list(c.allowed_type_strs)
     if len(allowed) != 1:
         return 0
     t = parse_type_string(allowed[0])
-    return t.elem if type(t) is TensorType else 0
+    return (t.elem or 0) if type(t) is TensorType else 0
 
 
 def _schema_types(ctx) -> None:
