@@ -91,11 +91,15 @@ def test_inference_error():
     assert loss.reason == "inference-error" and "Incompatible dimensions" in loss.detail
 
 
-def test_rule_that_cannot_determine_a_dim_from_named_dims():
-    m = _model([h.make_node("Conv", ["x", "w"], ["y"])],
-               [h.make_tensor_value_info("x", F, [1, 1, "H", 5]), h.make_tensor_value_info("w", F, [1, 1, 3, 3])])
+def test_rule_that_does_not_determine_a_dim():
+    # QOrderedMatMul's last output dim depends on order_B's layout: the rule leaves it unknown
+    m = _model([h.make_node("QOrderedMatMul", ["a", "sa", "b", "sb", "sy"], ["y"], domain="com.microsoft",
+                            order_A=1, order_B=0, order_Y=1)],
+               [h.make_tensor_value_info("a", 3, [2, 3, 4]), h.make_tensor_value_info("b", 3, [5, 4])]
+               + [h.make_tensor_value_info(n, F, []) for n in ("sa", "sb", "sy")],
+               opsets=(("", 17), ("com.microsoft", 1)))
     loss = _losses(m)["y"]
-    assert (loss.reason, loss.dims) == ("not-determined", (2,))
+    assert (loss.reason, loss.dims, loss.op_type) == ("not-determined", (2,), "QOrderedMatMul")
 
 
 def test_a_declared_dim_is_not_lost():
