@@ -372,6 +372,8 @@ def _unknown_operator(model, rng) -> bool:
 
 
 def _no_default_opset(model, rng) -> bool:  # noqa: ARG001
+    if not any(n.domain == "" for n in model.graph.node):
+        return False
     keep = [o for o in model.opset_import if o.domain not in ("", "ai.onnx")]
     del model.opset_import[:]
     model.opset_import.extend(keep)
@@ -379,18 +381,36 @@ def _no_default_opset(model, rng) -> bool:  # noqa: ARG001
 
 
 def _wrong_input_type(model, rng) -> bool:
-    inputs = list(model.graph.input)
-    vi = rng.choice(inputs)
-    vi.type.tensor_type.elem_type = 8  # string: no float operator accepts it
-    return bool(len(model.graph.node))
+    """A graph input fed directly to an operator that does not accept strings, made a string."""
+    from irmodel import defs  # noqa: PLC0415
+    opset = next((o.version for o in model.opset_import if o.domain == ""), None)
+    targets = []
+    for node in model.graph.node:
+        if node.domain or node.op_type in ("Identity", "If", "Loop") or not len(node.input):
+            continue
+        schema = defs.get_schema(node.op_type, opset)
+        first = schema.inputs[0].type_str
+        allowed = next((c.allowed_type_strs for c in schema.type_constraints if c.type_param_str == first), (first,))
+        if "tensor(string)" not in allowed:
+            targets.append(node.input[0])
+    inputs = [vi for vi in model.graph.input if vi.name in targets]
+    if not inputs:
+        return False
+    rng.choice(inputs).type.tensor_type.elem_type = 8  # string
+    return True
 
 
 def _initializer_size(model, rng) -> bool:
-    inits = [t for t in model.graph.initializer if t.data_type == FLOAT and len(t.dims)]
+    """An initializer whose dims promise one more row (or, for a scalar, two elements)
+    than its data holds."""
+    inits = list(model.graph.initializer)
     if not inits:
         return False
     t = rng.choice(inits)
-    t.dims[0] = t.dims[0] + 1
+    if len(t.dims):
+        t.dims[0] = t.dims[0] + 1
+    else:
+        t.dims.append(2)
     return True
 
 
