@@ -141,6 +141,14 @@ def _present(msg, f) -> bool:
     return msg.HasField(f.name)
 
 
+def _oneof_taken(msg, f) -> bool:
+    """Whether another member of ``f``'s oneof is set: setting ``f`` would clear it too, a
+    second change the operation does not claim."""
+    if not f.oneof:
+        return False
+    return any(n != f.name and msg.HasField(n) for n in msg._spec.oneofs[f.oneof])
+
+
 def _same_type(a, fa, b, fb) -> bool:
     return fa.kind == fb.kind and (fa.type_name == fb.type_name if fa.kind in (MESSAGE, GROUP, ENUM) else True)
 
@@ -157,7 +165,7 @@ def _value_copy(msg, f, value):
 
 def add_field(root, rng, sites) -> Mutation | None:
     path, msg = rng.choice(sites)
-    fields = [f for f in msg._spec.fields if f.repeated or not _present(msg, f)]
+    fields = [f for f in msg._spec.fields if f.repeated or not (_present(msg, f) or _oneof_taken(msg, f))]
     if not fields:
         return None
     f = rng.choice(fields)
@@ -199,8 +207,9 @@ def mutate_field(root, rng, sites) -> Mutation | None:
                   if f.kind not in (MESSAGE, GROUP) and _present(m, f)]
     if not candidates:
         return None
-    path, msg, f = rng.choice(candidates)
-    if f.kind == ENUM and not f.repeated and rng.random() < 0.3:
+    enums = [c for c in candidates if c[2].kind == ENUM]
+    path, msg, f = rng.choice(enums if enums and rng.random() < 0.2 else candidates)
+    if f.kind == ENUM and not f.repeated and rng.random() < 0.5:
         value = _out_of_range_enum(msg, f, rng)
         return Mutation("mutate_field", path, f.name, {"index": -1, "value": value, "out_of_range": True})
     value = _new_value(msg, f, rng)
@@ -235,6 +244,7 @@ def copy_field(root, rng, sites) -> Mutation | None:
     sp, sm, sf, si, value = rng.choice(values)
     targets = [(p, m, f) for p, m in sites for f in m._spec.fields
                if _same_type(sm, sf, m, f) and not f.repeated and not (m is sm and f is sf)
+               and not _oneof_taken(m, f)
                and not _is_ancestor_or_self(p, sp)]
     if not targets:
         return None
@@ -286,7 +296,7 @@ def crossover_messages(a, b, rng) -> Mutation | None:
             return None
         path, msg = rng.choice(pairs)
         bp, other = rng.choice(by_type[msg._type_name])
-        fields = [f for f in other._spec.fields if _present(other, f)]
+        fields = [f for f in other._spec.fields if _present(other, f) and not _oneof_taken(msg, f)]
         if not fields:
             continue
         f = rng.choice(fields)
