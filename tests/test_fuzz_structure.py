@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 
 import irmodel
 from irmodel.fuzz import strategies as ist
-from irmodel.fuzz import structure, wire
+from irmodel.fuzz import onnx_schema, structure, wire
 from irmodel.fuzz.generate import model_bytes
 from irmodel.fuzz.rng import FastRandom
 from irmodel.fuzz.sample_model import sample_model_bytes
@@ -218,7 +218,7 @@ def test_post_processors_keep_versions_plausible_and_names_defined(inputs):
             defined.update(node.output)
 
 
-@pytest.mark.parametrize("module", [structure, wire])
+@pytest.mark.parametrize("module", [structure, wire, onnx_schema])
 def test_atheris_callables_are_deterministic_and_respect_max_size(module, inputs):
     a, b = inputs[0], inputs[1]
     for seed in range(20):
@@ -239,11 +239,21 @@ def test_structure_mutants_and_crossovers_of_decodable_inputs_always_decode(inpu
             irmodel.loads(data).SerializeToString()
 
 
-def test_wire_crossover_of_decodable_inputs_decodes_in_both_readers(inputs):
+def test_schema_aware_wire_crossover_of_models_decodes_in_both_readers(inputs):
     for seed in range(40):
-        data = wire.custom_crossover(inputs[seed % 4], inputs[(seed + 2) % 4], 1 << 20, seed)
+        data = onnx_schema.custom_crossover(inputs[seed % 4], inputs[(seed + 2) % 4], 1 << 20, seed)
         pb(data)
         assert irmodel.loads(data).SerializeToString()
+
+
+def test_schemaless_wire_crossover_keeps_the_wire_format_well_formed(inputs):
+    from google.protobuf import empty_pb2
+
+    for seed in range(40):
+        a, b = inputs[seed % 4], inputs[(seed + 2) % 4]
+        data = wire.custom_crossover(a, b, 1 << 20, seed)
+        empty_pb2.Empty.FromString(data)  # every field at the top level parses (all unknown)
+        assert len(data) > len(a)
 
 
 def test_undecodable_input_gets_a_wire_mutant():
@@ -256,7 +266,7 @@ def test_our_decoder_checker_and_inference_raise_only_our_errors_on_mutants(inpu
     ours = (DecodeError, irmodel.ValidationError)
     for seed in range(80):
         data = inputs[seed % len(inputs)]
-        mutant = (structure.custom_mutator if seed % 2 else wire.custom_mutator)(data, 1 << 20, seed)
+        mutant = (structure.custom_mutator if seed % 2 else onnx_schema.custom_mutator)(data, 1 << 20, seed)
         try:
             model = irmodel.loads(mutant)
             irmodel.check_model(model, full_check=True)

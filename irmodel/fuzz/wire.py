@@ -216,25 +216,25 @@ class WireMutator:
         return self.crossover(data1, data2, seed, max_size)
 
 
-_ONNX_MUTATOR: WireMutator | None = None
+_ANY: WireMutator | None = None
 
 
-def _onnx_mutator() -> WireMutator:
-    global _ONNX_MUTATOR
-    if _ONNX_MUTATOR is None:
-        from .onnx_schema import model_mutator  # noqa: PLC0415  (lazy: onnx_schema imports this module)
-        _ONNX_MUTATOR = model_mutator()
-    return _ONNX_MUTATOR
+def _any_mutator() -> WireMutator:
+    global _ANY
+    if _ANY is None:
+        _ANY = WireMutator()
+    return _ANY
 
 
 def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
-    """atheris ``custom_mutator`` over ONNX model bytes (schema-aware wire mutations)."""
-    return _onnx_mutator().mutate(data, seed, max_size=max_size).data
+    """atheris ``custom_mutator`` over any protobuf bytes (no schema: this module knows none;
+    `irmodel.fuzz.onnx_schema.custom_mutator` is the ONNX-aware one)."""
+    return _any_mutator().mutate(data, seed, max_size=max_size).data
 
 
 def custom_crossover(data1: bytes, data2: bytes, max_size: int, seed: int) -> bytes:
-    """atheris ``custom_crossover`` over ONNX model bytes: a field of one spliced into the other."""
-    return _onnx_mutator().crossover(data1, data2, seed, max_size)
+    """atheris ``custom_crossover`` over any protobuf bytes: a field of one spliced into the other."""
+    return _any_mutator().crossover(data1, data2, seed, max_size)
 
 
 __all__ = ["WireMutator", "Mutant", "Kind", "KINDS", "INTERESTING_VARINTS", "INVALID_UTF8", "custom_mutator",
