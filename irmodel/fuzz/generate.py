@@ -58,7 +58,7 @@ EXCLUDED = frozenset({
 })
 #: Attributes set on every node of an operator: where a runtime refuses the schema's default
 #: for float inputs (onnxruntime's Mod needs ``fmod=1`` for floating-point types).
-ATTRIBUTE_HINTS = {"Mod": {"fmod": 1}}
+ATTRIBUTE_HINTS: dict[str, dict] = {"Mod": {"fmod": 1}}
 
 
 def _min_rank(op: str) -> int:
@@ -190,7 +190,7 @@ class _Builder:
         if not ranked:
             return False
         first = rng.choice(ranked)
-        names = []
+        names: list[str] = []
         for i, p in enumerate(schema.inputs):
             if p.option == 1:  # optional: left out (trailing ones only, so stop here)
                 break
@@ -205,8 +205,9 @@ class _Builder:
                 else:
                     names.append(rng.choice(same).name)
         outputs = [self.fresh("v") for _ in range(max(1, schema.min_output))]
-        node = self.h.make_node(schema.name, names, outputs, name=self.fresh("n"),
-                                **ATTRIBUTE_HINTS.get(schema.name, {}))
+        node = self.h.make_node(schema.name, names, outputs, name=self.fresh("n"))
+        for key, value in ATTRIBUTE_HINTS.get(schema.name, {}).items():
+            node.attribute.append(self.h.make_attribute(key, value))
         types = {n: self.types[n] for n in names}
         try:
             out = infer_node_outputs(schema, node, types, opset_imports=[self.h.make_opsetid("", self.opset)])

@@ -29,12 +29,16 @@ are made by the wire mutator instead.
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from wirefmt import DecodeError, EncodeError, Registry
 from wirefmt.schema import BOOL, BYTES, DOUBLE, ENUM, FLOAT, GROUP, INT_RANGE, MESSAGE, STRING, VARINT
 
 from .rng import FastRandom
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .wire import WireMutator
 
 _MAX_SITES = 4096  # messages looked at per mutation: bounds the walk of a huge model
 _MAX_NEW_DEPTH = 3  # nesting of a freshly made message
@@ -119,7 +123,7 @@ def _add(msg, f, rng, depth: int = 0) -> int:
 
 def _sites(root, limit: int = _MAX_SITES) -> list:
     """``(path, message)`` of the root and every message under it (breadth first, bounded)."""
-    out = [((), root)]
+    out: list[tuple[tuple, Any]] = [((), root)]
     i = 0
     while i < len(out) and len(out) < limit:
         path, msg = out[i]
@@ -225,7 +229,7 @@ def mutate_field(root, rng, sites) -> Mutation | None:
 
 def _field_values(sites) -> list:
     """``(path, message, field, index, value)`` of every present value (elements one by one)."""
-    out = []
+    out: list[tuple] = []
     for p, m in sites:
         for f in m._spec.fields:
             if not _present(m, f):
@@ -378,7 +382,7 @@ class StructureMutator:
             raise ValueError(f"unknown structure mutation kinds: {unknown}" if unknown else "no kinds")
         self.kinds = tuple(names)
         self.post_processors = DEFAULT_POST_PROCESSORS if post_processors is None else tuple(post_processors)
-        self._wire = None
+        self._wire: WireMutator | None = None
 
     def _decode(self, data: bytes):
         try:
@@ -389,11 +393,9 @@ class StructureMutator:
             return None
 
     def _wire_mutant(self, data: bytes, max_size: int, rng) -> bytes:
+        from .wire import WireMutator  # noqa: PLC0415
         if self._wire is None:
-            from .onnx_schema import onnx_registry  # noqa: PLC0415
-            from .wire import WireMutator  # noqa: PLC0415
-            self._wire = WireMutator(self.cls._registry, self.root_type) if self.cls._registry is not None \
-                else WireMutator(onnx_registry(), self.root_type)
+            self._wire = WireMutator(self.cls._registry, self.root_type)
         return self._wire.mutate(data, rng.getrandbits(63), max_size=max_size).data
 
     def mutate_message(self, msg, rng=None, kind: str | None = None) -> Mutation | None:
