@@ -206,8 +206,15 @@ class _Builder:
                     names.append(rng.choice(same).name)
         outputs = [self.fresh("v") for _ in range(max(1, schema.min_output))]
         node = self.h.make_node(schema.name, names, outputs, name=self.fresh("n"))
-        for key, value in ATTRIBUTE_HINTS.get(schema.name, {}).items():
+        hints = ATTRIBUTE_HINTS.get(schema.name, {})
+        for key, value in hints.items():
             node.attribute.append(self.h.make_attribute(key, value))
+        for attr in schema.attributes.values():  # some defaults written out: attributes of every schema type
+            if attr.name not in hints and rng.random() < 0.3:
+                default = attr.default_value
+                if default.type:
+                    default.name = attr.name
+                    node.attribute.append(default)
         types = {n: self.types[n] for n in names}
         try:
             out = infer_node_outputs(schema, node, types, opset_imports=[self.h.make_opsetid("", self.opset)])
