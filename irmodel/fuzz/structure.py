@@ -128,8 +128,8 @@ def _sites(root, limit: int = _MAX_SITES) -> list:
     while i < len(out) and len(out) < limit:
         path, msg = out[i]
         i += 1
-        for f in msg._spec.fields:
-            if f.kind not in (MESSAGE, GROUP) or not _present(msg, f):
+        for f in _message_fields(msg._spec):
+            if not _present(msg, f):
                 continue
             if f.repeated:
                 for j, child in enumerate(getattr(msg, f.name)):
@@ -137,6 +137,17 @@ def _sites(root, limit: int = _MAX_SITES) -> list:
             else:
                 out.append((path + ((f.name, -1),), getattr(msg, f.name)))
     return out
+
+
+_MESSAGE_FIELDS: dict = {}
+
+
+def _message_fields(spec) -> tuple:
+    """The message-typed fields of a spec (cached: the walk visits thousands of messages)."""
+    fields = _MESSAGE_FIELDS.get(spec.name)
+    if fields is None:
+        fields = _MESSAGE_FIELDS[spec.name] = tuple(f for f in spec.fields if f.kind in (MESSAGE, GROUP))
+    return fields
 
 
 def _present(msg, f) -> bool:
@@ -385,10 +396,11 @@ class StructureMutator:
         self._wire: WireMutator | None = None
 
     def _decode(self, data: bytes):
+        """``(message, its sites)``, or None when ``data`` does not decode (every nested
+        message is decoded now: a bad one anywhere means a wire-level mutation instead)."""
         try:
             msg = self.cls.FromString(data)
-            _sites(msg)  # decode every nested message now: a bad one means a wire-level mutation
-            return msg
+            return msg, _sites(msg)
         except (DecodeError, RecursionError):
             return None
 
@@ -398,13 +410,16 @@ class StructureMutator:
             self._wire = WireMutator(self.cls._registry, self.root_type)
         return self._wire.mutate(data, rng.getrandbits(63), max_size=max_size).data
 
-    def mutate_message(self, msg, rng=None, kind: str | None = None) -> Mutation | None:
-        """Apply one operation to ``msg`` in place (post-processors included); None if none applies."""
+    def mutate_message(self, msg, rng=None, kind: str | None = None, sites: list | None = None) -> Mutation | None:
+        """Apply one operation to ``msg`` in place (post-processors included); None if none applies.
+
+        ``sites`` is ``msg``'s tree of messages when the caller has it (`_sites`)."""
         rng = rng or self.rng
         names = [kind] if kind is not None else list(self.kinds)
+        sites = sites if sites is not None else _sites(msg)
         for _ in range(8):
             name = rng.choice(names)
-            mutation = OPERATIONS[name](msg, rng, _sites(msg))
+            mutation = OPERATIONS[name](msg, rng, sites)  # None: nothing changed, sites still hold
             if mutation is not None:
                 for post in self.post_processors:
                     post(msg, rng)
@@ -413,10 +428,11 @@ class StructureMutator:
 
     def mutant(self, data: bytes, rng=None, kind: str | None = None) -> tuple[bytes, Mutation | None]:
         """``(mutant bytes, what changed)``; the input itself and None if nothing applies."""
-        msg = self._decode(bytes(data))
-        if msg is None:
+        decoded = self._decode(bytes(data))
+        if decoded is None:
             return bytes(data), None
-        mutation = self.mutate_message(msg, rng or self.rng, kind)
+        msg, sites = decoded
+        mutation = self.mutate_message(msg, rng or self.rng, kind, sites)
         try:
             return msg.SerializeToString(), mutation
         except EncodeError:  # nested past the depth limit by copies: keep the input
@@ -426,20 +442,21 @@ class StructureMutator:
         """A mutant of ``data`` no longer than ``max_size`` (a wire mutant if it does not decode)."""
         rng = rng or self.rng
         data = bytes(data)
-        if self._decode(data) is None:
-            return self._wire_mutant(data, max_size, rng)
         for _ in range(4):
             out, mutation = self.mutant(data, rng)
-            if mutation is not None and len(out) <= max_size:
+            if mutation is None:  # undecodable, or nothing applies
+                break
+            if len(out) <= max_size:
                 return out
         return self._wire_mutant(data, max_size, rng)
 
     def crossover(self, a: bytes, b: bytes, max_size: int, *, rng=None) -> bytes:
         """``a`` with one field replaced by or extended with one of ``b`` (same message type)."""
         rng = rng or self.rng
-        ma, mb = self._decode(bytes(a)), self._decode(bytes(b))
-        if ma is None or mb is None:
+        da, db = self._decode(bytes(a)), self._decode(bytes(b))
+        if da is None or db is None:
             return _splice(bytes(a), bytes(b), max_size, rng)
+        ma, mb = da[0], db[0]
         if crossover_messages(ma, mb, rng) is not None:
             for post in self.post_processors:
                 post(ma, rng)
