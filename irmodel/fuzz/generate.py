@@ -31,7 +31,9 @@ import struct
 from .rng import FastRandom
 
 FLOAT, BOOL, INT64 = 1, 9, 7
-_FLOAT_TYPE = "tensor(float)"
+#: The element types values may have, by their type string: float for data, int64 and bool
+#: for what comparisons, ArgMax and the like produce (and what Where, Not, Gather... take).
+ELEMENT_TYPES = {"tensor(float)": FLOAT, "tensor(int64)": INT64, "tensor(bool)": BOOL}
 #: Opsets drawn from when none is given: a range that onnx 1.23 and onnxruntime 1.23 both support.
 OPSETS = tuple(range(13, 22))
 #: Shapes of the graph inputs (rank 1 to 4, small: initializers hold real data).
@@ -99,30 +101,33 @@ class _Pool:
         return pool
 
 
-def _accepts_float(schema, type_str: str) -> bool:
-    if type_str == _FLOAT_TYPE:
-        return True
+def _allowed(schema, type_str: str) -> tuple:
+    """The element types of `ELEMENT_TYPES` an input declared ``type_str`` accepts."""
     for c in schema.type_constraints:
         if c.type_param_str == type_str:
-            return _FLOAT_TYPE in c.allowed_type_strs
-    return False
+            return tuple(sorted(ELEMENT_TYPES[t] for t in c.allowed_type_strs if t in ELEMENT_TYPES))
+    return (ELEMENT_TYPES[type_str],) if type_str in ELEMENT_TYPES else ()
 
 
 def _usable(schema) -> bool:
-    """Whether every required input can be a float tensor and no attribute is required."""
+    """Whether every required input accepts a float, int64 or bool tensor, none after the
+    first only int64, and no attribute is required."""
     if any(a.required for a in schema.attributes.values()):
         return False
     if schema.min_input < 1 or not schema.has_type_and_shape_inference_function:
         return False
     required = [p for p in schema.inputs if p.option != 1]  # 1: optional
-    return bool(required) and all(_accepts_float(schema, p.type_str) for p in required)
+    # A later input that must be int64 is data the operator reads (a shape, indices, axes,
+    # repeats): inference cannot check its values, runtimes that fold constants do.
+    return (bool(required) and all(_allowed(schema, p.type_str) for p in required)
+            and not any(_allowed(schema, p.type_str) == (INT64,) for p in required[1:]))
 
 
 class _Value:
-    __slots__ = ("name", "shape")
+    __slots__ = ("name", "shape", "elem")
 
-    def __init__(self, name: str, shape: tuple):
-        self.name, self.shape = name, shape
+    def __init__(self, name: str, shape: tuple, elem: int = FLOAT):
+        self.name, self.shape, self.elem = name, shape, elem
 
 
 class _Builder:
@@ -136,7 +141,7 @@ class _Builder:
         self.inputs: list = []
         self.initializers: list = []
         self.functions: list = []
-        self.values: list[_Value] = []  # float values with known shapes, usable as inputs
+        self.values: list[_Value] = []  # values of ELEMENT_TYPES with known shapes, usable as inputs
         self.other_outputs: dict = {}  # name -> TypeProto of outputs that feed nothing
         self.consumed: set = set()
         self.types: dict = {}  # name -> TypeProto, for inference of later nodes
@@ -146,18 +151,27 @@ class _Builder:
         self.counter += 1
         return f"{stem}{self.counter}"
 
-    def float_tensor(self, name: str, shape: tuple):
+    def floats(self) -> list:
+        return [v for v in self.values if v.elem == FLOAT]
+
+    def tensor(self, name: str, shape: tuple, elem: int):
+        """An initializer's data: small positive floats, ones (safe as divisors and, mostly, as
+        indices when a runtime folds constants while loading) or random booleans."""
         n = 1
         for d in shape:
             n *= d
+        if elem == INT64:
+            return self.h.make_tensor(name, INT64, list(shape), [1] * n)
+        if elem == BOOL:
+            return self.h.make_tensor(name, BOOL, list(shape), [self.rng.random() < 0.5 for _ in range(n)])
         vals = [round(self.rng.uniform(0.1, 2.0), 3) for _ in range(n)]
         raw = self.rng.random() < 0.5
         data = struct.pack(f"<{n}f", *vals) if raw else vals
         return self.h.make_tensor(name, FLOAT, list(shape), data, raw=raw)
 
-    def add_value(self, name: str, shape: tuple) -> None:
-        self.values.append(_Value(name, shape))
-        self.types[name] = self.h.make_tensor_type_proto(FLOAT, list(shape))
+    def add_value(self, name: str, shape: tuple, elem: int = FLOAT) -> None:
+        self.values.append(_Value(name, shape, elem))
+        self.types[name] = self.h.make_tensor_type_proto(elem, list(shape))
 
     def add_input(self, shape: tuple) -> _Value:
         name = self.fresh("x")
@@ -165,10 +179,10 @@ class _Builder:
         self.add_value(name, shape)
         return self.values[-1]
 
-    def add_initializer(self, shape: tuple) -> _Value:
+    def add_initializer(self, shape: tuple, elem: int = FLOAT) -> _Value:
         name = self.fresh("w")
-        self.initializers.append(self.float_tensor(name, shape))
-        self.add_value(name, shape)
+        self.initializers.append(self.tensor(name, shape, elem))
+        self.add_value(name, shape, elem)
         return self.values[-1]
 
     def scalar(self, name: str, elem: int, value):
@@ -186,10 +200,13 @@ class _Builder:
         from irmodel.inference import InferenceError, infer_node_outputs  # noqa: PLC0415
         rng = self.rng
         schema = rng.choice(_Pool.at(self.opset))
-        ranked = [v for v in self.values if len(v.shape) >= _min_rank(schema.name)]
+        first_type = schema.inputs[0].type_str
+        ranked = [v for v in self.values
+                  if len(v.shape) >= _min_rank(schema.name) and v.elem in _allowed(schema, first_type)]
         if not ranked:
             return False
         first = rng.choice(ranked)
+        bound = {first_type: first.elem}  # type parameter -> the element type it stands for here
         names: list[str] = []
         for i, p in enumerate(schema.inputs):
             if p.option == 1:  # optional: left out (trailing ones only, so stop here)
@@ -199,11 +216,14 @@ class _Builder:
                 if i == 0 and not names:
                     names.append(first.name)
                     continue
-                same = [v for v in self.values if v.shape == first.shape]
-                if rng.random() < 0.3:
-                    names.append(self.add_initializer(first.shape).name)
+                allowed = (bound[p.type_str],) if p.type_str in bound else _allowed(schema, p.type_str)
+                same = [v for v in self.values if v.shape == first.shape and v.elem in allowed]
+                if rng.random() < 0.3 or not same:
+                    chosen = self.add_initializer(first.shape, rng.choice(allowed))
                 else:
-                    names.append(rng.choice(same).name)
+                    chosen = rng.choice(same)
+                bound.setdefault(p.type_str, chosen.elem)
+                names.append(chosen.name)
         outputs = [self.fresh("v") for _ in range(max(1, schema.min_output))]
         node = self.h.make_node(schema.name, names, outputs, name=self.fresh("n"))
         hints = ATTRIBUTE_HINTS.get(schema.name, {})
@@ -230,8 +250,8 @@ class _Builder:
                 return False
             shapes[name] = (tp.tensor_type.elem_type, tuple(d.dim_value for d in dims), tp)
         for name, (elem, shape, tp) in shapes.items():
-            if elem == FLOAT and 0 < len(shape) <= 4 and all(0 < d <= 64 for d in shape):
-                self.add_value(name, shape)
+            if elem in ELEMENT_TYPES.values() and 0 < len(shape) <= 4 and all(0 < d <= 64 for d in shape):
+                self.add_value(name, shape, elem)
             else:
                 self.other_outputs[name] = tp
                 self.types[name] = tp
@@ -250,7 +270,7 @@ class _Builder:
                                  [self.h.make_tensor_value_info(out, FLOAT, list(shape))])
 
     def if_node(self) -> None:
-        v = self.rng.choice(self.values)
+        v = self.rng.choice(self.floats())
         cond = self.scalar(self.fresh("cond"), BOOL, self.rng.random() < 0.5)
         out = self.fresh("if")
         then_g = self._unary_graph("then", self.use(v.name), v.shape)
@@ -261,7 +281,7 @@ class _Builder:
 
     def loop_node(self) -> None:
         h = self.h
-        v = self.rng.choice(self.values)
+        v = self.rng.choice(self.floats())
         trips = self.scalar(self.fresh("trips"), INT64, self.rng.randint(1, 3))
         cond = self.scalar(self.fresh("keep"), BOOL, True)
         i_in, c_in, c_out = self.fresh("iter"), self.fresh("c_in"), self.fresh("c_out")
@@ -290,7 +310,7 @@ class _Builder:
             prev = out
         self.functions.append(h.make_function("local", name, ["x"], ["y"], body,
                                               [h.make_opsetid("", self.opset)]))
-        v = self.rng.choice(self.values)
+        v = self.rng.choice(self.floats())
         out = self.fresh("f")
         self.nodes.append(h.make_node(name, [self.use(v.name)], [out], name=self.fresh("call"), domain="local"))
         self.add_value(out, v.shape)
@@ -317,7 +337,7 @@ class _Builder:
         if not self.nodes:
             self.function_call()
         made = {o for n in self.nodes for o in n.output}
-        outputs = [h.make_tensor_value_info(v.name, FLOAT, list(v.shape))
+        outputs = [h.make_tensor_value_info(v.name, v.elem, list(v.shape))
                    for v in self.values if v.name in made and v.name not in self.consumed]
         outputs += [h.make_value_info(n, tp) for n, tp in self.other_outputs.items()]
         if not outputs:
