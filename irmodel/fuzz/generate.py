@@ -4,19 +4,22 @@ NNSmith-style generators need a Python ML stack to know which graphs are valid; 
 two facts they need are ours: `irmodel.defs` says what an operator accepts (arity, type
 constraints, attribute types and which are required) and `irmodel.inference` says what
 it produces (``infer_node_outputs``).  A model grows node by node: an operator is drawn
-from the pool of schemas whose inputs can all be fed a float tensor and whose attributes
-all have defaults; its inputs are drawn from the values made so far (same shape, so that
-broadcasting never decides validity); inference gives its outputs' types, and a node
-inference rejects is drawn again.  Around that core: initializers, an ``If`` whose
+from the pool of schemas whose required inputs accept float, int64 or bool tensors and
+whose attributes all have defaults (some written out); its inputs are drawn from the
+values made so far or made as initializers, one element type per type parameter and all
+of one shape (so that broadcasting never decides validity); inference gives its outputs'
+types, and a node inference rejects is drawn again.  Around that core: initializers, an ``If`` whose
 branches read outer values, a ``Loop`` with a loop-carried value, and a model-local
 function called from the graph.  The finished model passes our own
 ``check_model(full_check=True)``; the rare one that does not is drawn again from a
 derived seed, so a seed always names one model.
 
-Element types: data values are float, the type every runtime has kernels for; that is
-what makes the models load in onnxruntime, not only pass the checker.  Operators whose
-outputs are not float with a known shape still appear (their outputs become graph
-outputs) but feed nothing.
+Element types: inputs and sub-graph values are float, the type every runtime has kernels
+for; int64 and bool values come from the operators that make them (comparisons, ArgMax)
+and from initializers.  Operators that read an int64 input as data (a shape, indices,
+axes) are left out: inference cannot check those values, and runtimes that fold
+constants while loading refuse the models.  This is what makes the models load in
+onnxruntime, not only pass the checker.
 
 `near_valid_model` takes a valid model and plants one semantic defect (a name that is
 not defined, a value defined twice, an unknown operator, ...): inputs that pass every
