@@ -278,8 +278,8 @@ def test_our_decoder_checker_and_inference_raise_only_our_errors_on_mutants(inpu
             pass
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ist.messages("ModelProto"))
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ist.messages("ModelProto", max_depth=2))
 def test_any_message_of_the_schema_is_read_alike_by_both_readers(model):
     data = model.SerializeToString()
     assert pb(data).SerializeToString() == irmodel.loads(data).SerializeToString()
