@@ -140,3 +140,14 @@ def test_results_file_created_with_markers_and_a_hand_written_section(tmp_path):
     plain.write_text("# Title\n\nprose\n")
     report.update_results(str(plain), "block\n")
     assert plain.read_text() == "# Title\n\n<!-- generated:start -->\nblock\n<!-- generated:end -->\n\nprose\n"
+
+
+def test_generator_benchmark_runs_tiny():
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "bench_generator.py"), "--count", "5", "--mutants", "5"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = dict((r[0], r[1]) for r in _table_rows(proc.stdout)[2:])
+    assert rows["onnx check_model(full_check=True) passes"].split("/")[1].startswith("5 ")
+    assert float(rows["models generated per CPU second"]) > 0
+    assert float(rows["structure mutants per CPU second (sample model)"]) > 0

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import irmodel
 from corpus_mutations import draw_mutated_model_bytes
+from irmodel.fuzz.strategies import loose_models
 from irmodel import AttributeProto, TensorProto, helper
 
 
@@ -50,62 +51,8 @@ def test_random_bytes_never_crash_the_checker(data):
 
 # -- random models from the schemas, compared with onnx ---------------------------------------
 
-_OPS = None
-
-
-def _ops():
-    global _OPS
-    if _OPS is None:
-        from irmodel import defs
-
-        _OPS = sorted({(s.name, s.domain) for s in defs.get_all_schemas() if s.domain in ("", "ai.onnx.ml")})
-    return _OPS
-
-
-_ATTR_VALUES = st.one_of(st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), st.text(max_size=3),
-                         st.lists(st.integers(-2, 2), min_size=1, max_size=3),
-                         st.lists(st.floats(0, 1), min_size=1, max_size=2))
-_NAMES = st.sampled_from(["x", "y", "a", "b", "c", "", "w"])
-_ATTR_NAMES = st.sampled_from(["axis", "alpha", "to", "perm", "value", "then_branch", "zz", "__x", "mode",
-                               "keepdims", "axes", "epsilon"])
-
-
-@st.composite
-def random_model(draw):
-    ops = _ops()
-    nodes = []
-    for _ in range(draw(st.integers(0, 4))):
-        op, domain = draw(st.sampled_from(ops))
-        node = helper.make_node(op, draw(st.lists(_NAMES, max_size=4)), draw(st.lists(_NAMES, max_size=3)),
-                                domain=domain)
-        for name in draw(st.lists(_ATTR_NAMES, max_size=3)):
-            node.attribute.append(helper.make_attribute(name, draw(_ATTR_VALUES)))
-        nodes.append(node)
-    inits = []
-    for name in draw(st.lists(_NAMES, max_size=2)):
-        dims = draw(st.lists(st.integers(-1, 4), max_size=3))
-        dtype = draw(st.sampled_from([0, 1, 6, 7, 8, 11, 16, 21, 25, 27, 99]))
-        t = irmodel.TensorProto(name=name, data_type=dtype, dims=dims)
-        field = draw(st.sampled_from(["raw_data", "float_data", "int32_data", "int64_data", "none"]))
-        n = draw(st.integers(0, 8))
-        if field == "raw_data":
-            t.raw_data = b"\0" * n
-        elif field != "none":
-            getattr(t, field).extend([1] * n if field != "float_data" else [1.0] * n)
-        inits.append(t)
-    graph = helper.make_graph(nodes, draw(st.sampled_from(["g", ""])),
-                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2])
-                               for n in draw(st.lists(_NAMES, max_size=2))],
-                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
-                               for n in draw(st.lists(_NAMES, max_size=2))], inits)
-    opsets = [helper.make_opsetid("", draw(st.integers(1, 24)))]
-    if draw(st.booleans()):
-        opsets.append(helper.make_opsetid("ai.onnx.ml", draw(st.integers(1, 5))))
-    return helper.make_model(graph, ir_version=draw(st.integers(3, irmodel.IR_VERSION)), opset_imports=opsets)
-
-
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(random_model())
+@given(loose_models())
 def test_random_models_same_verdict_as_onnx(model):
     import onnx
 

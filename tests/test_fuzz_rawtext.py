@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from irmodel import cli
 from irmodel.fuzz.sample_model import sample_model_bytes
+from irmodel.fuzz.strategies import wire_fields
 from wirefmt import encode_varint
 from wirefmt.raw import dump_lines
 from wirefmt.rawtext import RawTextError, encode, render, render_lines, varint_of_width
@@ -61,33 +62,6 @@ def test_the_cli_output_encodes_back(tmp_path, capsys):
 
 
 # -- generated wire structures ------------------------------------------------------------
-
-def _varint(n: int, pad: int) -> bytes:
-    return varint_of_width(n, min(10, len(encode_varint(n)) + pad))
-
-
-@st.composite
-def wire_fields(draw, depth: int = 0) -> bytes:
-    """Serialized fields: every wire type, nesting, text, binary, redundant varint bytes."""
-    out = b""
-    for _ in range(draw(st.integers(0, 4))):
-        number = draw(st.one_of(st.integers(1, 20), st.integers(1, (1 << 29) - 1)))
-        pad = draw(st.sampled_from([0, 0, 0, 1, 4]))
-        kind = draw(st.sampled_from(["varint", "fixed32", "fixed64", "text", "bytes", "message", "group"]
-                                    if depth < 4 else ["varint", "text", "bytes"]))
-        if kind == "varint":
-            out += _varint(number << 3, pad) + _varint(draw(st.integers(0, (1 << 64) - 1)), pad)
-        elif kind in ("fixed32", "fixed64"):
-            width = 4 if kind == "fixed32" else 8
-            out += _varint(number << 3 | (5 if width == 4 else 1), pad) + draw(st.binary(min_size=width, max_size=width))
-        elif kind == "group":
-            out += _varint(number << 3 | 3, pad) + draw(wire_fields(depth + 1)) + _varint(number << 3 | 4, pad)
-        else:
-            payload = (draw(st.text(max_size=30)).encode() if kind == "text" else
-                       draw(st.binary(max_size=40)) if kind == "bytes" else draw(wire_fields(depth + 1)))
-            out += _varint(number << 3 | 2, pad) + _varint(len(payload), pad) + payload
-    return out
-
 
 @settings(max_examples=150, deadline=None)
 @given(wire_fields(), st.booleans(), st.booleans())

@@ -23,3 +23,24 @@ def onnx_registry() -> Registry:
 def model_mutator(**options) -> WireMutator:
     """A schema-aware `WireMutator` for ONNX model files (options as `WireMutator`'s)."""
     return WireMutator(onnx_registry(), MODEL_TYPE, **options)
+
+
+_MODEL_MUTATOR: WireMutator | None = None
+
+
+def _model_mutator() -> WireMutator:
+    global _MODEL_MUTATOR
+    if _MODEL_MUTATOR is None:
+        _MODEL_MUTATOR = model_mutator()
+    return _MODEL_MUTATOR
+
+
+def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
+    """atheris ``custom_mutator`` over ONNX model bytes: schema-aware wire mutations."""
+    return _model_mutator().mutate(data, seed, max_size=max_size).data
+
+
+def custom_crossover(data1: bytes, data2: bytes, max_size: int, seed: int) -> bytes:
+    """atheris ``custom_crossover`` over ONNX model bytes: a field of one spliced into a message
+    of the same type in the other."""
+    return _model_mutator().crossover(data1, data2, seed, max_size)

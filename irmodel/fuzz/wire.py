@@ -177,5 +177,65 @@ class WireMutator:
         """atheris ``custom_mutator``: ``(data, max_size, seed) -> bytes``."""
         return self.mutate(data, seed, max_size=max_size).data
 
+    def crossover(self, a: bytes, b: bytes, seed: int, max_size: int | None = None) -> bytes:
+        """One field of ``b`` inserted between two fields of a message of ``a``, every enclosing
+        length re-encoded; with a schema, into a message of the same type as the field's.
 
-__all__ = ["WireMutator", "Mutant", "Kind", "KINDS", "INTERESTING_VARINTS", "INVALID_UTF8"]
+        The result parses wherever both inputs did.  Falls back to ``a`` (cut to
+        ``max_size``) when ``b`` has no field that fits.
+        """
+        a, b = bytes(a), bytes(b)
+        rng = FastRandom(seed)
+        ta, tb = self.tree(a), self.tree(b)
+        donors = [n for n in tb.fields if n.stop <= tb.end and n.parent is not None]
+        for _ in range(8):
+            if not donors:
+                break
+            donor = rng.choice(donors)
+            hosts = self._hosts(ta, donor)
+            if not hosts:
+                continue
+            host = rng.choice(hosts)
+            kids = host.children or []
+            bounds = [c.tag_start for c in kids] + [host.tail if host.tail is not None else host.end]
+            at = rng.choice(bounds)
+            out, _ = host.splice(a, at, at, b[donor.tag_start:donor.stop])
+            if max_size is None or len(out) <= max_size:
+                return out
+        return a if max_size is None else a[:max_size]
+
+    def _hosts(self, t: SpanTree, donor) -> list:
+        """Containers of ``t`` that may receive ``donor``: of its parent's message type, or any."""
+        spec = getattr(donor.parent, "message_spec", None)
+        if spec is not None:
+            return [c for c in t.containers if getattr(c, "message_spec", None) is spec]
+        return [c for c in t.containers if c.depth < MAX_DEPTH - 1]
+
+    def custom_crossover(self, data1: bytes, data2: bytes, max_size: int, seed: int) -> bytes:
+        """atheris ``custom_crossover``: ``(data1, data2, max_size, seed) -> bytes``."""
+        return self.crossover(data1, data2, seed, max_size)
+
+
+_ANY: WireMutator | None = None
+
+
+def _any_mutator() -> WireMutator:
+    global _ANY
+    if _ANY is None:
+        _ANY = WireMutator()
+    return _ANY
+
+
+def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
+    """atheris ``custom_mutator`` over any protobuf bytes (no schema: this module knows none;
+    `irmodel.fuzz.onnx_schema.custom_mutator` is the ONNX-aware one)."""
+    return _any_mutator().mutate(data, seed, max_size=max_size).data
+
+
+def custom_crossover(data1: bytes, data2: bytes, max_size: int, seed: int) -> bytes:
+    """atheris ``custom_crossover`` over any protobuf bytes: a field of one spliced into the other."""
+    return _any_mutator().crossover(data1, data2, seed, max_size)
+
+
+__all__ = ["WireMutator", "Mutant", "Kind", "KINDS", "INTERESTING_VARINTS", "INVALID_UTF8", "custom_mutator",
+           "custom_crossover"]
