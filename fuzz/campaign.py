@@ -10,7 +10,8 @@ is installed, of generated models, run through every target by `irmodel.fuzz.run
 the mutation kind that made it, so two kinds that happen to give the same vector are two
 findings.  Phase 2: the hand-made inputs of issue 16 (`HAND_SEEDS`), run the same way, so
 the report says which named disagreements the mutator found by itself and which needed a
-hand.  Phase 3: each bucket's first input is reduced (`irmodel.fuzz.reduce`) keeping its
+hand.  Phase 3: each bucket's first input is reduced (at most ``--reduce-seconds`` each;
+a bucket with a timeout, signal or out-of-memory outcome is kept as found) (`irmodel.fuzz.reduce`) keeping its
 outcome vector, and written to ``OUT/reproducers`` as bytes and raw text.  ``OUT/campaign.json``
 holds everything RESULTS.md reports.
 """
@@ -85,6 +86,9 @@ PARSE_FAILURES = {"onnx-checker": "Unable to parse proto", "onnx-shape-inference
                   "onnxruntime": "INVALID_PROTOBUF"}
 
 
+CRASHES = {"signal", "timeout", "oom", "error"}
+
+
 def parse_vector(targets: list, outcomes) -> tuple:
     """Each target's verdict on the *wire bytes*: ``parsed``, ``refused``, or a crash outcome.
 
@@ -120,7 +124,7 @@ class Buckets:
 
 
 def run(args) -> dict:
-    targets = TARGETS + (["onnxruntime"] if onnxruntime_available() else [])
+    targets = args.targets.split(",") if args.targets else TARGETS + (["onnxruntime"] if onnxruntime_available() else [])
     sample = sample_model_bytes()
     with open(os.path.join(ROOT, "examples", "lenet.onnx"), "rb") as f:
         lenet = f.read()
@@ -140,13 +144,13 @@ def run(args) -> dict:
         start = time.perf_counter()
         stream = mutant_stream(seeds, weights, args.seed)
         last = 0.0
-        while time.perf_counter() - start < args.seconds:
+        while time.perf_counter() - start < args.seconds and (not args.inputs or report.inputs < args.inputs):
             data, chain = next(stream)
             outcomes = runner.run_one(data)
             report.add(data, outcomes)
             kinds[chain[-1]] = kinds.get(chain[-1], 0) + 1
             vector = parse_vector(targets, outcomes)
-            if len(set(vector)) > 1:
+            if len(set(vector)) > 1 or set(vector) & CRASHES:
                 buckets.add(vector, chain[-1], data, tuple(o.detail for o in outcomes), "mutator")
             now = time.perf_counter() - start
             if now - last > 15:
@@ -165,12 +169,19 @@ def run(args) -> dict:
             if len(set(vector)) > 1:
                 buckets.add(vector, "hand: " + name, data, tuple(o.detail for o in outcomes), "hand")
         result["hand"] = hand
+        result["buckets"] = [{**{k: v for k, v in b.items() if k != "data"}, "hex": b["data"].hex()}
+                             for b in buckets.items.values()]
+        _dump(args, result)  # before reduction: nothing is lost if it is stopped
         out_dir = os.path.join(args.out, "reproducers")
         found = []
         for n, b in enumerate(sorted(buckets.items.values(), key=lambda b: (b["phase"], -b["count"])), 1):
             small, vector = b["data"], b["vector"]
-            if args.reduce_tests:
-                def keeps(d, wanted=b["vector"]):
+            if args.reduce_tests and not set(b["vector"]) & CRASHES:
+                stop_at = time.monotonic() + args.reduce_seconds
+
+                def keeps(d, wanted=b["vector"], stop_at=stop_at):
+                    if time.monotonic() > stop_at:  # this bucket's share of time is spent
+                        return False
                     return parse_vector(targets, runner.run_one(d)) == wanted
                 try:
                     small = reduce(b["data"], keeps, registry=onnx_registry(), root_type=MODEL_TYPE,
@@ -186,8 +197,14 @@ def run(args) -> dict:
                           "reduced_size": len(small), "stem": os.path.basename(stem),
                           "details": [d[:200] for d in b["details"]]})
             print(f"reduced {n}: {b['kind']} {len(b['data'])} -> {len(small)}", file=sys.stderr)
-        result["disagreements"] = found
+            result["disagreements"] = found
+            _dump(args, result)
     return result
+
+
+def _dump(args, result: dict) -> None:
+    with open(os.path.join(args.out, "campaign.json"), "w") as f:
+        json.dump(result, f, indent=1, default=list)
 
 
 def main(argv=None) -> int:
@@ -197,11 +214,12 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=20.0)
     p.add_argument("--reduce-tests", type=int, default=150)
+    p.add_argument("--reduce-seconds", type=float, default=30.0, help="wall-clock cap per bucket's reduction")
+    p.add_argument("--targets", help="comma-separated built-in targets (default: all the reference parsers)")
+    p.add_argument("--inputs", type=int, help="stop the mutation phase after this many inputs")
     args = p.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    result = run(args)
-    with open(os.path.join(args.out, "campaign.json"), "w") as f:
-        json.dump(result, f, indent=1, default=list)
+    _dump(args, run(args))
     return 0
 
 
