@@ -83,7 +83,7 @@ def parse_targets(specs: list) -> list:
 
     from ..fuzz.runner import Target, parse_target  # noqa: PLC0415
 
-    targets = []
+    targets: list = []
     for spec in specs:
         if spec.startswith("cmd:"):
             command = spec[4:].strip()
