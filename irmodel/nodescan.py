@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from wirefmt.errors import DecodeError
 from wirefmt.reader import read_field
-from wirefmt.varint import read_varint
+from wirefmt.varint import read_short_varint, read_varint
 
 from .messages import CLASSES
 
@@ -70,7 +70,7 @@ def _field(src, pos: int, end: int, depth: int) -> tuple:
             if n < 128:
                 a = q + 1
             else:
-                n, a = read_varint(src, q, end)
+                n, a = read_short_varint(src, q, end)
             after = a + n
             if after > end:
                 raise DecodeError("length past the end of the message", q)
@@ -113,7 +113,7 @@ def _plain_tensor(src, pos: int, end: int, depth: int) -> bool:
             wt = tag & 7
             if wt == _LEN:
                 n = src[pos + 1]
-                pos = pos + 2 + n if n < 128 else sum(read_varint(src, pos + 1, end))
+                pos = pos + 2 + n if n < 128 else sum(read_short_varint(src, pos + 1, end))
                 continue
             if wt == _VARINT:
                 if tag == _DATA_LOCATION_TAG:
@@ -138,7 +138,7 @@ def _plain_attribute(src, pos: int, end: int, depth: int) -> bool:
                 if n < 128:
                     a = pos + 2
                 else:
-                    n, a = read_varint(src, pos + 1, end)
+                    n, a = read_short_varint(src, pos + 1, end)
                 pos = a + n
                 if pos > end:
                     return False
@@ -184,7 +184,7 @@ def node_op(src, start: int, end: int, depth: int) -> tuple | None:
                 if n < 128:
                     a = pos + 2
                 else:
-                    n, a = read_varint(src, pos + 1, end)
+                    n, a = read_short_varint(src, pos + 1, end)
                 pos = a + n
                 if pos > end:
                     return None

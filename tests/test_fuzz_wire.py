@@ -26,6 +26,7 @@ from irmodel.fuzz.onnx_schema import model_mutator
 from irmodel.fuzz.sample_model import sample_model_bytes
 from irmodel.fuzz.wire import KINDS, WireMutator
 from wirefmt import DecodeError, MAX_DEPTH, encode_varint, iter_fields, read_varint
+from wirefmt.limits import MAX_TAG_LENGTH_BYTES
 
 SEEDS = range(10)
 
@@ -246,18 +247,40 @@ def test_interesting_varint(mutator, original):
 
 # -- redundant varint bytes --------------------------------------------------------------
 
+def upb_accepts(data: bytes) -> bool:
+    try:
+        onnx.ModelProto.FromString(data)
+    except PbDecodeError:
+        return False
+    return True
+
+
 @pytest.mark.parametrize("kind", ["overlong_varint", "overlong_length", "overlong_tag"])
 def test_overlong_varints_keep_their_value_in_more_bytes(mutator, original, kind):
-    for m in mutants(mutator, original, kind):
+    """A value varint may take up to 10 bytes; a tag or length at most 5 (`MAX_TAG_LENGTH_BYTES`):
+    longer ones are refused by upb and by us, with the offset of the varint."""
+    widths = set()
+    for m in [mutator.mutate(original, seed, kind=kind) for seed in range(40)]:
         width, value = m.detail["width"], m.detail["value"]
+        widths.add(width)
         assert m.size == width > len(encode_varint(value)) and width <= 10
         assert read_varint(m.data, m.offset, len(m.data)) == (value, m.offset + width)
         assert pb_varint(m.data, m.offset) == (value, m.offset + width)
         start, end, depth = descend_ours(m.data, m.path)
         ostart, oend, odepth = descend_ours(original, m.path)
-        assert ours_level(m.data, start, end, depth) == ours_level(original, ostart, oend, odepth)
-        if kind == "overlong_varint":  # lengths and tags over 5 bytes: upb refuses them (we do not)
+        if kind == "overlong_varint" or width <= MAX_TAG_LENGTH_BYTES:
+            assert ours_level(m.data, start, end, depth) == ours_level(original, ostart, oend, odepth)
+            assert upb_accepts(m.data)
             assert onnx.ModelProto.FromString(m.data) == onnx.ModelProto.FromString(original)
+            assert irmodel.to_dict(irmodel.loads(m.data)) == irmodel.to_dict(irmodel.loads(original))
+        else:
+            err = ours_error(m.data, m.path)
+            assert err.offset == m.offset and f"longer than {MAX_TAG_LENGTH_BYTES} bytes" in err.reason
+            with pytest.raises(DecodeError, match="longer than 5 bytes"):
+                irmodel.to_dict(irmodel.loads(m.data))
+            assert not upb_accepts(m.data)
+    if kind != "overlong_varint":
+        assert min(widths) <= MAX_TAG_LENGTH_BYTES < max(widths)  # both sides of the rule were tried
 
 
 def test_varint_over_10_bytes(mutator, original):
@@ -278,17 +301,22 @@ def _check_tag(m, original, reason: str) -> int:
     assert read_varint(m.data, m.offset, len(m.data)) == (tag, m.offset + m.size)
     assert pb_varint(m.data, m.offset) == (tag, m.offset + m.size)
     err = ours_error(m.data, m.path)
+    if m.size > MAX_TAG_LENGTH_BYTES:  # a tag longer than 5 bytes is refused for that first
+        reason = f"tag varint longer than {MAX_TAG_LENGTH_BYTES} bytes"
     assert err.offset == m.offset and reason in err.reason
     return tag
 
 
 def test_tag_above_2_32(mutator, original):
+    sizes = set()
     for m in mutants(mutator, original, "tag_above_2_32"):
+        sizes.add(m.size)
         tag = _check_tag(m, original, "above the maximum")
         before = list(iter_fields(original, *descend_ours(original, m.path)))[m.index]
         assert tag >> 32 and tag & 0xFFFFFFFF == before.number << 3 | before.wire_type
         with pytest.raises(PbDecodeError):  # upb agrees (protobuf's pure-Python backend does not)
             onnx.ModelProto.FromString(m.data)
+    assert MAX_TAG_LENGTH_BYTES in sizes and max(sizes) > MAX_TAG_LENGTH_BYTES  # both refusals tried
 
 
 def test_field_number_0(mutator, original):

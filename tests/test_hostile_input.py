@@ -86,11 +86,15 @@ def test_packed_fixed_width_data_of_a_wrong_length():
     assert info.value.path == "TensorProto.float_data"
 
 
-def test_length_prefix_of_2_to_the_60_raises_without_allocating():
-    data = _tag(7, 2) + encode_varint(1 << 60) + b"\x00" * 32
+@pytest.mark.parametrize("length, reason", [
+    (1 << 34, r"length 17179869184 but only 32 bytes remain"),  # the largest in 5 bytes is 2^35 - 1
+    (1 << 60, r"length varint longer than 5 bytes"),  # as upb, a length takes at most 5 bytes
+])
+def test_huge_length_prefix_raises_without_allocating(length, reason):
+    data = _tag(7, 2) + encode_varint(length) + b"\x00" * 32
     tracemalloc.start()
     try:
-        with pytest.raises(DecodeError, match=r"length 1152921504606846976 but only 32 bytes remain"):
+        with pytest.raises(DecodeError, match=reason):
             irmodel.loads(data)
         for _ in iter([0]):
             with pytest.raises(DecodeError):

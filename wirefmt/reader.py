@@ -21,7 +21,7 @@ from .records import named_tuple
 from .limits import MAX_DEPTH, MAX_FIELD_NUMBER
 from .schema import (BOOL, EGROUP, ENUM, FIXED_FORMAT, FIXED_WIDTH, FLOAT, I32, I64, INT32, INT64,
                      LEN, SGROUP, SINT32, SINT64, UINT32, UINT64, VARINT)
-from .varint import read_varint, to_int32, to_int64, zigzag_decode, MASK32
+from .varint import read_short_varint, read_varint, to_int32, to_int64, zigzag_decode, MASK32
 
 WIRE_TYPE_NAMES = {VARINT: "varint", I64: "fixed64", LEN: "length-delimited",
                    SGROUP: "start-group", EGROUP: "end-group", I32: "fixed32"}
@@ -53,7 +53,7 @@ class Field(_FieldFields):
 
 def read_tag(buf: Buffer, pos: int, end: int) -> tuple[int, int, int]:
     """Read a tag; returns ``(field_number, wire_type, new_pos)`` or raises DecodeError."""
-    tag, new = read_varint(buf, pos, end)
+    tag, new = read_short_varint(buf, pos, end, "tag")
     number, wt = tag >> 3, tag & 7
     if tag > MASK32:  # the tag is a uint32, so this is the only way a number can be too big
         raise DecodeError(f"field number {number} is above the maximum {MAX_FIELD_NUMBER}", pos)
@@ -66,7 +66,7 @@ def read_tag(buf: Buffer, pos: int, end: int) -> tuple[int, int, int]:
 
 def read_length(buf: Buffer, pos: int, end: int) -> tuple[int, int]:
     """Read a length prefix and check it against the bytes that remain (before any use)."""
-    n, new = read_varint(buf, pos, end)
+    n, new = read_short_varint(buf, pos, end, "length")
     if n > end - new:
         raise DecodeError(f"length {n} but only {end - new} bytes remain", pos)
     return n, new

@@ -26,7 +26,7 @@ from .reader import convert_varint, float32_nan, iter_fields, read_field, read_l
 from .scangen import build_scanner, generic_child_maker
 from .schema import (BOOL, BYTES, ENUM, FIXED_FORMAT, FIXED_WIDTH, FLOAT, I32, I64, INT32, INT64, LEN,
                      MESSAGE, SINT32, SINT64, STRING, UINT64, VARINT, WIRE_TYPE, MessageSpec, Registry)
-from .varint import encode_varint, read_varint, to_int32
+from .varint import encode_varint, read_short_varint, read_varint, to_int32
 
 # Scan actions, one per (field shape, wire type) pair, numbered so that the dispatch
 # below splits by wire type first: length-delimited actions are below `_A_LEN_END`,
@@ -79,7 +79,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                     tag = (tag & 127) | (b << 7)
                     pos += 1
                 else:
-                    tag, pos = read_varint(src, tag_start, end)
+                    tag, pos = read_short_varint(src, tag_start, end, "tag")
             ent = tags.get(tag)
             if ent is None:
                 # Unknown field, or a known field with an unexpected wire type (protobuf
@@ -106,7 +106,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                         n = (n & 127) | (b << 7)
                         pos += 1
                     else:
-                        n, pos = read_varint(src, pos - 1, end)
+                        n, pos = read_short_varint(src, pos - 1, end, "length")
                 e = pos + n
                 if e > end:
                     _explain_overrun(src, start, end, msg._depth)
@@ -332,7 +332,7 @@ def _too_deep(m, start: int):
 
 _SCANNER_HELPERS = {
     "new": _new, "HELD": HELD, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
-    "read_varint": read_varint, "to_int32": to_int32, "float32_nan": float32_nan,
+    "read_varint": read_varint, "read_short_varint": read_short_varint, "to_int32": to_int32, "float32_nan": float32_nan,
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,
     "new_repeated": new_repeated, "RM": RepeatedMessages, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
     "drop_replaced_member": _drop_replaced_member,

@@ -92,7 +92,7 @@ _LEN = '''\
                         q = pos + @L1
                         e = q + n
                     else:
-                        n, q = read_varint(src, pos + @L, end)
+                        n, q = read_short_varint(src, pos + @L, end, "length")
                         e = q + n
                         if e > end:
                             overrun(m, src, start, end)

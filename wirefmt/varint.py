@@ -9,7 +9,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 
 from .errors import DecodeError
-from .limits import MAX_VARINT_BYTES
+from .limits import MAX_TAG_LENGTH_BYTES, MAX_VARINT_BYTES
 
 if TYPE_CHECKING:
     from .buffer import Buffer
@@ -71,6 +71,31 @@ def read_varint(buf: Buffer, pos: int, end: int) -> tuple[int, int]:
         shift += 7
         if pos - start >= MAX_VARINT_BYTES:
             raise DecodeError("varint longer than 10 bytes", start)
+
+
+def read_short_varint(buf: Buffer, pos: int, end: int, what: str = "tag or length") -> tuple[int, int]:
+    """Decode a tag or a length prefix: a varint of at most `MAX_TAG_LENGTH_BYTES` (5) bytes.
+
+    protobuf reads tags and lengths as 32-bit varints and its C++ parser and upb refuse
+    one written in more than 5 bytes, even when the extra bytes are padding (0x80...0x00);
+    refusing them too means we accept the same files.  ``what`` names the varint in the
+    error.  The value may still exceed 32 bits (5 bytes hold 35): the caller checks it.
+    Callers read one- and two-byte varints inline and come here for the rest.
+    """
+    result = 0
+    shift = 0
+    start = pos
+    while True:
+        if pos >= end:
+            raise DecodeError("truncated varint", start)
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift == 7 * MAX_TAG_LENGTH_BYTES:
+            raise DecodeError(f"{what} varint longer than {MAX_TAG_LENGTH_BYTES} bytes", start)
 
 
 def zigzag_decode(n: int) -> int:

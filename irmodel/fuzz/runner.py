@@ -67,6 +67,7 @@ class Target:
 _T = "irmodel.fuzz.targets:"
 BUILTIN = {
     "ours": Target("ours", _T + "ours", group=PARSERS, reject_types=("DecodeError",)),
+    "ours-roundtrip": Target("ours-roundtrip", _T + "ours_roundtrip", reject_types=("DecodeError",)),
     "upb": Target("upb", _T + "protobuf", env=(("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "upb"),),
                   group=PARSERS),
     "protobuf-python": Target("protobuf-python", _T + "protobuf", group=PARSERS,

@@ -22,6 +22,31 @@ def ours(data: bytes):
     return irmodel.to_dict(irmodel.loads(data))
 
 
+def ours_roundtrip(data: bytes):
+    """Decode, re-encode every field, decode again: both decodings must be equal.
+
+    Raises `RoundTripError` (not a DecodeError, so the runner counts it as an ``error``,
+    a bug of ours) when the second decoding differs from the first or when the re-encoded
+    bytes do not decode.  Returns the decoding, like `ours`.
+    """
+    import irmodel  # noqa: PLC0415
+
+    first = irmodel.to_dict(irmodel.loads(data))
+    again = irmodel.from_dict(first)
+    encoded = irmodel.dumps(again)
+    try:
+        second = irmodel.to_dict(irmodel.loads(encoded))
+    except irmodel.DecodeError as exc:
+        raise RoundTripError(f"re-encoded bytes do not decode: {exc}") from None
+    if second != first:
+        raise RoundTripError("the re-encoded model decodes differently")
+    return first
+
+
+class RoundTripError(Exception):
+    """``ours-roundtrip`` found a model that does not survive decode, encode, decode."""
+
+
 def protobuf(data: bytes):
     """``onnx.ModelProto.FromString`` with whichever backend the worker's environment selects."""
     import onnx  # noqa: PLC0415

@@ -376,7 +376,11 @@ def _retag(t, rng, make: Callable) -> Edit | None:
 
 
 def tag_above_2_32(t, rng, m):
-    return _retag(t, rng, lambda n: (n.number << 3 | n.wire_type) | (1 + rng.getrandbits(31)) << 32)
+    # half of them in 5 bytes (refused for the value), half longer (refused for the length too)
+    def make(n):
+        high = rng.randrange(1, 8) if rng.getrandbits(1) else 1 + rng.getrandbits(31)
+        return (n.number << 3 | n.wire_type) | high << 32
+    return _retag(t, rng, make)
 
 
 def field_number_0(t, rng, m):
