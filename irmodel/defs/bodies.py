@@ -43,10 +43,19 @@ class Ref:
 
 
 class NodeAttributes:
-    """The calling node's attributes by name (``FunctionBodyBuildContext::getAttribute``)."""
+    """The calling node's attributes by name and which inputs it has (``FunctionBodyBuildContext``)."""
 
     def __init__(self, node):
         self._by_name = {a.name: a for a in node.attribute}
+        self._inputs = list(node.input)
+
+    def has_input(self, index: int) -> bool:
+        """Input ``index`` is given (present and not the empty name)."""
+        return index < len(self._inputs) and self._inputs[index] != ""
+
+    def s(self, name: str, default: bytes) -> bytes:
+        a = self._by_name.get(name)
+        return a.s if a is not None and a.HasField("s") else default
 
     def get(self, name: str):
         return self._by_name.get(name)
@@ -101,6 +110,14 @@ class BodyBuilder:
             a.type = _TENSOR_KIND
         return a
 
+    def scalar_float(self, name: str, value: float) -> BodyBuilder:
+        """``Constant <value = float {v}>``: a rank-0 float tensor (the text form names it "")."""
+        t = self._tensor()
+        t.name = ""
+        t.data_type = FLOAT
+        t.float_data.append(value)
+        return self.add("Constant", [], [name], value=t)
+
     def const_1d(self, name: str, value, elem_type: int) -> BodyBuilder:
         """``Const1D``: a Constant node whose value is a one-element 1-D tensor."""
         t = self._tensor()
@@ -152,6 +169,81 @@ def _celu(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> b
     b.add("Elu", ["X_alpha"], ["Elu_Result"], alpha=1.0)
     b.add("Mul", ["alpha", "Elu_Result"], ["Y"])
     return True
+
+
+def _clip(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:
+    """Clip: Where-Less against whichever of min and max the node gives."""
+    has_min, has_max = attrs.has_input(1), attrs.has_input(2)
+    if not has_min and not has_max:
+        b.add("Identity", ["input"], ["output"])
+    elif not has_max:
+        b.add("Less", ["input", "min"], ["input_less_than_min"])
+        b.add("Where", ["input_less_than_min", "min", "input"], ["output"])
+    elif not has_min:
+        b.add("Less", ["max", "input"], ["input_large_than_max"])
+        b.add("Where", ["input_large_than_max", "max", "input"], ["output"])
+    else:
+        b.add("Less", ["input", "min"], ["input_less_than_min"])
+        b.add("Where", ["input_less_than_min", "min", "input"], ["tmp"])
+        b.add("Less", ["max", "tmp"], ["output_large_than_max"])
+        b.add("Where", ["output_large_than_max", "max", "tmp"], ["output"])
+    return True
+
+
+def _gelu(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:
+    """Gelu: 0.5 * X * (1 + erf(X / sqrt 2)), or its tanh approximation."""
+    def const(name: str, value: float) -> None:
+        b.scalar_float(name, value)
+        b.add("CastLike", [name, "X"], [name + "Cast"])
+
+    const("Half", 0.5)
+    const("One", 1.0)
+    if attrs.s("approximate", b"none") in (b"tanh", "tanh"):
+        const("TwoOverPi", _float32(0.63661977236))
+        const("C0", _float32(0.044715))
+        b.add("Sqrt", ["TwoOverPiCast"], ["SqrtTwoOverPi"])
+        const("Three", 3.0)
+        b.add("Pow", ["X", "ThreeCast"], ["XCubed"])
+        b.add("Mul", ["C0Cast", "XCubed"], ["XCubedC0"])
+        b.add("Sum", ["X", "XCubedC0"], ["XC0XCubed"])
+        b.add("Mul", ["SqrtTwoOverPi", "XC0XCubed"], ["TanhInput"])
+        b.add("Tanh", ["TanhInput"], ["ErfApprox"])
+        b.add("Sum", ["OneCast", "ErfApprox"], ["PhiApprox"])
+        b.add("Mul", ["HalfCast", "X"], ["MultX"])
+        b.add("Mul", ["MultX", "PhiApprox"], ["Y"])
+    else:
+        const("Two", 2.0)
+        b.add("Sqrt", ["TwoCast"], ["SqrtTwo"])
+        b.add("Div", ["X", "SqrtTwo"], ["XSqrt"])
+        b.add("Erf", ["XSqrt"], ["ErfXSqrt"])
+        b.add("Sum", ["OneCast", "ErfXSqrt"], ["Phi"])
+        b.add("Mul", ["HalfCast", "X"], ["MultX"])
+        b.add("Mul", ["MultX", "Phi"], ["Y"])
+    return True
+
+
+def _softmax_family(log: bool):
+    """Softmax and LogSoftmax: exponentials shifted by the max along ``axis``, normalised.
+
+    Before version 18 ReduceMax takes its axes as an attribute, from 18 as an input.
+    """
+    def build(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:
+        axis = attrs.i("axis", -1)
+        b.const_1d("axes", axis, INT64)
+        if version >= 18:
+            b.add("ReduceMax", ["input", "axes"], ["X_ReduceMax"], keepdims=1)
+        else:
+            b.add("ReduceMax", ["input"], ["X_ReduceMax"], keepdims=1, axes=[axis])
+        b.add("Sub", ["input", "X_ReduceMax"], ["X_Sub"])
+        b.add("Exp", ["X_Sub"], ["X_Exp"])
+        b.add("ReduceSum", ["X_Exp", "axes"], ["X_ReduceSum"], keepdims=1)
+        if log:
+            b.add("Log", ["X_ReduceSum"], ["X_Log"])
+            b.add("Sub", ["X_Sub", "X_Log"], ["output"])
+        else:
+            b.add("Div", ["X_Exp", "X_ReduceSum"], ["output"])
+        return True
+    return build
 
 
 _STASH_TYPES = (1, 10, 11, 16)  # float, float16, double, bfloat16
@@ -223,6 +315,10 @@ def _group_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, ver
 BUILDERS: dict[tuple[str, str], Callable] = {
     ("", "CastLike"): _cast_like,
     ("", "Celu"): _celu,
+    ("", "Clip"): _clip,
+    ("", "Gelu"): _gelu,
+    ("", "LogSoftmax"): _softmax_family(log=True),
+    ("", "Softmax"): _softmax_family(log=False),
     ("", "GroupNormalization"): _group_normalization,
 }
 
