@@ -48,6 +48,10 @@ class NodeAttributes:
     def __init__(self, node):
         self._by_name = {a.name: a for a in node.attribute}
         self._inputs = list(node.input)
+        self._outputs = list(node.output)
+
+    def has_output(self, index: int) -> bool:
+        return index < len(self._outputs) and self._outputs[index] != ""
 
     def has_input(self, index: int) -> bool:
         """Input ``index`` is given (present and not the empty name)."""
@@ -118,16 +122,21 @@ class BodyBuilder:
         t.float_data.append(value)
         return self.add("Constant", [], [name], value=t)
 
-    def const_1d(self, name: str, value, elem_type: int) -> BodyBuilder:
-        """``Const1D``: a Constant node whose value is a one-element 1-D tensor."""
+    def tensor(self, value, elem_type: int, one_d: bool = True):
+        """``ToTensor`` of one value, as a 1-D tensor of one element or as a scalar."""
         t = self._tensor()
-        t.dims.append(1)
+        if one_d:
+            t.dims.append(1)
         t.data_type = elem_type
         if elem_type == FLOAT:
             t.float_data.append(value)
         else:
             t.int64_data.append(value)
-        return self.add("Constant", [], [name], value=t)
+        return t
+
+    def const_1d(self, name: str, value, elem_type: int) -> BodyBuilder:
+        """``Const1D``: a Constant node whose value is a one-element 1-D tensor."""
+        return self.add("Constant", [], [name], value=self.tensor(value, elem_type))
 
 
 def _float32(v: float) -> float:
@@ -246,6 +255,67 @@ def _softmax_family(log: bool):
     return build
 
 
+def _layer_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:
+    """LayerNormalization: statistics over the axes from ``axis`` on, in ``stash_type``.
+
+    Version 17 gives ReduceMean its axes as an attribute, 18 as an input; the optional
+    outputs Mean and InvStdDev are computed only when the node asks for them.
+    """
+    x_type = _tensor_elem(input_types, 0)
+    if x_type is None:
+        return False
+    stash = attrs.i("stash_type", FLOAT)
+    if stash not in (FLOAT, 16):
+        return False
+    axis = attrs.i("axis", -1)
+    b.add("Constant", [], ["FloatEpsilon"],
+          value=b.tensor(_float32(attrs.f("epsilon", 1e-5)), FLOAT, one_d=False))
+    b.add("Cast", ["FloatEpsilon"], ["Epsilon"], to=stash)
+    b.add("Shape", ["X"], ["XShape"])
+    b.add("Size", ["XShape"], ["Rank"])
+    b.const_1d("Zero1D", 0, INT64)
+    b.const_1d("Axis1D", axis, INT64)
+    b.add("Slice", ["XShape", "Zero1D", "Axis1D"], ["PrefixShape"])
+    if axis >= 0:
+        b.add("Sub", ["Rank", "Axis1D"], ["NumReducedAxes"])
+    else:
+        b.add("Neg", ["Axis1D"], ["NumReducedAxes"])
+    b.add("ConstantOfShape", ["NumReducedAxes"], ["SuffixShape"], value=b.tensor(1, INT64))
+    b.add("Concat", ["PrefixShape", "SuffixShape"], ["ReducedShape"], axis=0)
+    b.add("Flatten", ["X"], ["X2D"], axis=axis)
+    b.add("Cast", ["X2D"], ["XU"], to=stash)
+    if version == 17:
+        b.add("ReduceMean", ["XU"], ["Mean2D"], axes=[1])
+        b.add("Mul", ["XU", "XU"], ["Square"])
+        b.add("ReduceMean", ["Square"], ["MeanOfSquare"], axes=[1])
+    else:
+        b.const_1d("Axes_1", 1, INT64)
+        b.add("ReduceMean", ["XU", "Axes_1"], ["Mean2D"])
+        b.add("Mul", ["XU", "XU"], ["Square"])
+        b.add("ReduceMean", ["Square", "Axes_1"], ["MeanOfSquare"])
+    b.add("Mul", ["Mean2D", "Mean2D"], ["SquareOfMean"])
+    b.add("Sub", ["MeanOfSquare", "SquareOfMean"], ["Var"])
+    b.add("Add", ["Var", "Epsilon"], ["VarPlusEpsilon"])
+    b.add("Sqrt", ["VarPlusEpsilon"], ["StdDev"])
+    b.add("Sub", ["XU", "Mean2D"], ["Deviation"])
+    b.add("Div", ["Deviation", "StdDev"], ["Normalized"])
+    b.add("Cast", ["Normalized"], ["NormalizedT"], to=x_type)
+    b.add("Flatten", ["Scale"], ["Scale2D"], axis=0)
+    b.add("Mul", ["NormalizedT", "Scale2D"], ["Scaled"])
+    if attrs.has_input(2):
+        b.add("Flatten", ["B"], ["B2D"], axis=0)
+        b.add("Add", ["Scaled", "B2D"], ["Biased"])
+    else:
+        b.add("Identity", ["Scaled"], ["Biased"])
+    b.add("Reshape", ["Biased", "XShape"], ["Y"])
+    b.add("Reciprocal", ["StdDev"], ["InvStdDev2D"])
+    if attrs.has_output(1):
+        b.add("Reshape", ["Mean2D", "ReducedShape"], ["Mean"])
+    if attrs.has_output(2):
+        b.add("Reshape", ["InvStdDev2D", "ReducedShape"], ["InvStdDev"])
+    return True
+
+
 _STASH_TYPES = (1, 10, 11, 16)  # float, float16, double, bfloat16
 
 
@@ -317,6 +387,7 @@ BUILDERS: dict[tuple[str, str], Callable] = {
     ("", "Celu"): _celu,
     ("", "Clip"): _clip,
     ("", "Gelu"): _gelu,
+    ("", "LayerNormalization"): _layer_normalization,
     ("", "LogSoftmax"): _softmax_family(log=True),
     ("", "Softmax"): _softmax_family(log=False),
     ("", "GroupNormalization"): _group_normalization,
