@@ -68,15 +68,19 @@ class NodeAttributes:
         a = self._by_name.get(name)
         return a.f if a is not None else default
 
-    def i(self, name: str, default: int | None) -> int | None:
+    def i(self, name: str, default: int) -> int:
         a = self._by_name.get(name)
         return a.i if a is not None else default
+
+    def i_or_none(self, name: str) -> int | None:
+        a = self._by_name.get(name)
+        return a.i if a is not None else None
 
 
 class BodyBuilder:
     """Nodes of one body in order, written as the reference's ``FunctionBuilder`` writes them."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         from .. import AttributeProto, NodeProto, TensorProto  # noqa: PLC0415
         self._attribute = AttributeProto
         self._node = NodeProto
@@ -329,7 +333,7 @@ def _group_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, ver
     if x_type is None:
         return False
     epsilon = _float32(attrs.f("epsilon", 1e-5))
-    groups = attrs.i("num_groups", None)
+    groups = attrs.i_or_none("num_groups")
     if groups is None:
         return False
     stash = x_type
