@@ -320,6 +320,38 @@ def _layer_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, ver
     return True
 
 
+def _rms_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:
+    """RMSNormalization: X / sqrt(mean(X^2) + epsilon) over the axes from ``axis`` on, times scale."""
+    x_type = _tensor_elem(input_types, 0)
+    if x_type is None:
+        return False
+    stash = attrs.i("stash_type", FLOAT)
+    if stash not in _STASH_TYPES:
+        return False
+    axis = attrs.i("axis", -1)
+    b.add("Constant", [], ["FloatEpsilon"],
+          value=b.tensor(_float32(attrs.f("epsilon", 1e-5)), FLOAT, one_d=False))
+    b.add("Cast", ["FloatEpsilon"], ["Epsilon"], to=stash)
+    b.add("Shape", ["X"], ["XShape"])
+    b.add("Size", ["XShape"], ["Rank"])
+    b.add("Constant", [], ["Axis"], value=b.tensor(axis, INT64, one_d=False))
+    if axis >= 0:
+        b.add("Identity", ["Axis"], ["PosAxis"])
+    else:
+        b.add("Add", ["Rank", "Axis"], ["PosAxis"])
+    b.add("Constant", [], ["One"], value=b.tensor(1, INT64, one_d=False))
+    b.add("Range", ["PosAxis", "Rank", "One"], ["ReduceAxes"])
+    b.add("Cast", ["X"], ["XU"], to=stash)
+    b.add("Mul", ["XU", "XU"], ["XSquared"])
+    b.add("ReduceMean", ["XSquared", "ReduceAxes"], ["XSquaredMean"])
+    b.add("Add", ["XSquaredMean", "Epsilon"], ["MeanSquareEpsilon"])
+    b.add("Sqrt", ["MeanSquareEpsilon"], ["RMS"])
+    b.add("Div", ["XU", "RMS"], ["Normalized"])
+    b.add("Cast", ["Normalized"], ["NormalizedT"], to=x_type)
+    b.add("Mul", ["NormalizedT", "scale"], ["Y"])
+    return True
+
+
 _STASH_TYPES = (1, 10, 11, 16)  # float, float16, double, bfloat16
 
 
@@ -393,6 +425,7 @@ BUILDERS: dict[tuple[str, str], Callable] = {
     ("", "Gelu"): _gelu,
     ("", "LayerNormalization"): _layer_normalization,
     ("", "LogSoftmax"): _softmax_family(log=True),
+    ("", "RMSNormalization"): _rms_normalization,
     ("", "Softmax"): _softmax_family(log=False),
     ("", "GroupNormalization"): _group_normalization,
 }
