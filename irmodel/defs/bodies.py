@@ -37,7 +37,7 @@ class Ref:
 
     __slots__ = ("name", "kind")
 
-    def __init__(self, name: str, kind: int):
+    def __init__(self, name: str, kind: int | None):
         self.name = name
         self.kind = kind
 
@@ -102,7 +102,8 @@ class BodyBuilder:
         a = self._attribute()
         a.name = name
         if isinstance(value, Ref):
-            a.type = value.kind
+            if value.kind is not None:  # the text form ``@name`` without a type leaves it unset
+                a.type = value.kind
             a.ref_attr_name = value.name
         elif isinstance(value, bool) or isinstance(value, int):
             a.i = int(value)
@@ -352,6 +353,19 @@ def _rms_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, versi
     return True
 
 
+def _bernoulli(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:
+    """Bernoulli: uniform noise compared with the probabilities, cast to ``dtype``."""
+    if not input_types or input_types[0] is None:
+        return False
+    tp = input_types[0]
+    x_type = tp.tensor_type.elem_type if tp.WhichOneof("value") == "tensor_type" else 0
+    dtype = attrs.i("dtype", x_type)
+    b.add("RandomUniformLike", ["input"], ["X_random"], low=0.0, high=1.0, seed=Ref("seed", None), dtype=x_type)
+    b.add("Greater", ["X_random", "input"], ["X_greater"])
+    b.add("Cast", ["X_greater"], ["output"], to=dtype)
+    return True
+
+
 _STASH_TYPES = (1, 10, 11, 16)  # float, float16, double, bfloat16
 
 
@@ -419,6 +433,7 @@ def _group_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, ver
 
 
 BUILDERS: dict[tuple[str, str], Callable] = {
+    ("", "Bernoulli"): _bernoulli,
     ("", "CastLike"): _cast_like,
     ("", "Celu"): _celu,
     ("", "Clip"): _clip,
