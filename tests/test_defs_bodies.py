@@ -141,10 +141,13 @@ def _as_local_function(op: str, version: int, node: bytes, types: list, body: by
 
 
 def test_built_bodies_infer_as_the_reference_infers_its_bodies(cases):
-    """Our body as a model-local function, inferred by us, against onnx's body inferred by onnx."""
+    """Our body as a model-local function, inferred by us, against onnx's body inferred by onnx.
+
+    Every fourth case (the bodies themselves are compared on all of them above).
+    """
     compared = typed = 0
     for op, version in _versions():
-        for case_op, node, types in cases:
+        for case_op, node, types in cases[::4]:
             if case_op != op or not types:
                 continue
             ref_body = _reference(op, version, node, types)
