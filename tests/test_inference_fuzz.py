@@ -6,7 +6,9 @@ op types, opset versions, raw bytes); `infer_shapes` in every mode must return a
 or raise `InferenceError` (or `DecodeError` for bytes that do not decode) -- never
 anything else, never a hang.  The reference itself crashes on some of these (it is run
 against them in development, in a child process, by a mutation script; a test cannot
-survive its segfaults), so only the error contract is asserted here.
+survive its segfaults), so only the error contract is asserted here.  The same mutants go through
+``check_model(full_check=True)`` (the checker, then strict inference with type checks):
+only ``ValidationError`` (``InferenceError`` is one) or ``DecodeError``.
 """
 
 from __future__ import annotations
@@ -106,6 +108,41 @@ def test_mutated_models_raise_only_our_errors(models, data):
     blob = m.SerializeToString()
     _run(blob, strict_mode=data.draw(st.booleans()), check_type=data.draw(st.booleans()),
          data_prop=data.draw(st.booleans()))
+
+
+def _full_check(data: bytes) -> None:
+    try:
+        irmodel.check_model(data, full_check=True)
+    except (irmodel.ValidationError, irmodel.DecodeError):  # InferenceError is a ValidationError
+        pass
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                    HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_models_fail_the_full_check_only_with_our_errors(models, data):
+    m = onnx.load_from_string(models[data.draw(st.integers(0, len(models) - 1))])
+    for _ in range(data.draw(st.integers(1, 3))):
+        _mutate(m, data.draw)
+    _full_check(m.SerializeToString())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_corrupted_bytes_fail_the_full_check_only_with_our_errors(models, data):
+    blob = bytearray(models[data.draw(st.integers(0, len(models) - 1))])
+    for _ in range(data.draw(st.integers(1, 4))):
+        blob[data.draw(st.integers(0, len(blob) - 1))] = data.draw(st.integers(0, 255))
+    _full_check(bytes(blob))
+
+
+def test_the_full_check_fuzzing_reaches_inference(models):
+    """The fuzzed full checks are not all stopped before inference: unmutated models pass it."""
+    passed = 0
+    for data in models[:40]:
+        irmodel.check_model(data, full_check=True)
+        passed += 1
+    assert passed == 40
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -136,10 +136,16 @@ def _write_back(records) -> None:
     saving copies them as they are; nothing else of the graph is touched.
     """
     from .. import loads  # noqa: PLC0415
+    from .denotation import declared_type_bytes  # noqa: PLC0415
     for rec in records:
         g = rec.graph
         for field, index, slot, original in rec.declared:
-            if slot.type != original:
+            if slot.merged:  # denotations stay or go as the reference's merge leaves them
+                vi = getattr(g, field)[index]
+                data = declared_type_bytes(slot.type, vi.type, original, slot.merged)
+                if data is not None:
+                    vi.type = loads(data, "TypeProto")
+            elif slot.type != original:
                 getattr(g, field)[index].type = loads(type_bytes(slot.type), "TypeProto")
         for (field, index), t in rec.assigned.items():
             getattr(g, field)[index].type = loads(type_bytes(t), "TypeProto")

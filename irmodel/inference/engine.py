@@ -52,12 +52,17 @@ class Options:
 
 
 class Slot:
-    """The current type of one value (the reference's ``TypeProto*`` in its name map)."""
+    """The current type of one value (the reference's ``TypeProto*`` in its name map).
 
-    __slots__ = ("type",)
+    ``merged``: for a declared type, the inferred types merged into it, in order (the
+    write-back replays them to keep denotations as the reference does; `denotation`).
+    """
 
-    def __init__(self, t):
+    __slots__ = ("type", "merged")
+
+    def __init__(self, t, merged=None):
         self.type = t
+        self.merged = merged
 
 
 class GraphRecord:
@@ -129,6 +134,8 @@ class Scope:
         slot = self.types.get(name)
         if slot is not None:
             slot.type = merge(inferred, slot.type)
+            if slot.merged is not None:
+                slot.merged.append(inferred)
             return
         slot = Slot(inferred)
         self.types[name] = slot
@@ -141,7 +148,7 @@ class Scope:
     def _declare(self, field: str, index: int, vi, t) -> None:
         assert self.record is not None  # only process_graph declares, and its scopes have a record
         if t is not None:
-            slot = Slot(t)
+            slot = Slot(t, [])
             self.types[vi.name] = slot
             self.record.declared.append((field, index, slot, t))
         else:
@@ -178,7 +185,7 @@ class Scope:
                         add_graph_symbols(a.g, symbols)
         for field, i, vi, t in declared:
             if type(t) is tuple:  # a sub-graph input merged with the type its node gives
-                slot = Slot(t[0])
+                slot = Slot(t[0], [t[2]])
                 self.types[vi.name] = slot
                 self.record.declared.append((field, i, slot, t[1]))
             else:
@@ -478,7 +485,7 @@ class GraphInferencer:
             t = merge(inferred, UNSET if original is None else original)
             if run.symbols is not None:
                 t = materialize(t, run.symbols)
-            overrides[i] = (t, original)
+            overrides[i] = (t, original, inferred)
         record = GraphRecord(g)
         if scope.writable:  # the reference infers function bodies on copies: nothing written
             run.records.append(record)

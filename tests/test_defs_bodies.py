@@ -1,0 +1,177 @@
+"""Context-dependent function bodies built in Python equal the ones onnx builds.
+
+For every schema and version we build for, over the node test cases of that operator
+(their attributes and input types) plus variants of element types and attributes: our
+FunctionProto equals onnx's ``get_context_dependent_function_with_opset_version``
+byte for byte (its doc_string aside), and where onnx refuses (empty body) we return
+None.  Then the built body, used as a model-local function, infers as the reference
+infers onnx's body.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import irmodel
+from irmodel import defs
+from irmodel.defs.bodies import BUILDERS, build_function_body, missing_builders
+from irmodel.inference import infer_shapes
+
+onnx = pytest.importorskip("onnx")
+from onnx import helper as oh, shape_inference  # noqa: E402
+
+_FLOATS = (1, 10, 11, 16)
+
+
+@pytest.fixture(scope="module")
+def cases(node_corpus) -> list:
+    """``[(op, node bytes, [input TypeProto bytes])]`` from the corpus and variants."""
+    out = []
+    for _, data in node_corpus:
+        m = onnx.load_from_string(data)
+        if len(m.graph.node) != 1 or ("", m.graph.node[0].op_type) not in BUILDERS:
+            continue
+        node = m.graph.node[0]
+        types = {vi.name: vi.type for vi in m.graph.input}
+        out.append((node.op_type, node, [types.get(n, onnx.TypeProto()) for n in node.input]))
+    for op, node, types in list(out):
+        for elem in _FLOATS + (7, 9):  # element types the ops take, and others (refused or not)
+            changed = []
+            for t in types:
+                c = onnx.TypeProto()
+                c.CopyFrom(t)
+                if c.HasField("tensor_type"):
+                    c.tensor_type.elem_type = elem
+                changed.append(c)
+            out.append((op, node, changed))
+        seq = onnx.TypeProto()
+        seq.sequence_type.elem_type.tensor_type.elem_type = 1
+        out.append((op, node, [seq] * len(types)))  # not a tensor: refused
+        out.append((op, node, []))  # no types at all
+        for attr in list(node.attribute):
+            bare = onnx.NodeProto()
+            bare.CopyFrom(node)
+            bare.attribute.remove(bare.attribute[[a.name for a in bare.attribute].index(attr.name)])
+            out.append((op, bare, types))  # an attribute left out: defaults or refusal
+        for stash in (1, 11, 7):
+            n2 = onnx.NodeProto()
+            n2.CopyFrom(node)
+            n2.attribute.append(oh.make_attribute("stash_type", stash))
+            out.append((op, n2, types))
+        n3 = onnx.NodeProto()
+        n3.CopyFrom(node)
+        for a in n3.attribute:
+            if a.type == onnx.AttributeProto.FLOAT:
+                a.f = 0.1  # not exact in float32
+        out.append((op, n3, types))
+    return [(op, n.SerializeToString(), [t.SerializeToString() for t in ts]) for op, n, ts in out]
+
+
+def _reference(op: str, version: int, node: bytes, types: list) -> bytes:
+    schema = onnx.defs.get_schema(op, version, "")
+    return schema.get_context_dependent_function_with_opset_version(version, node, types)
+
+
+def _ours(op: str, version: int, node: bytes, types: list):
+    schema = defs.get_schema(op, version, "")
+    return build_function_body(schema, irmodel.loads(node, "NodeProto"),
+                               [irmodel.loads(t, "TypeProto") for t in types], version)
+
+
+def _versions():
+    for s in defs.get_all_schemas_with_history():
+        if (s.domain, s.name) in BUILDERS:
+            for v in s.context_dependent_function_opset_versions:
+                yield s.name, v
+
+
+def test_every_built_body_equals_the_references(cases):
+    compared = refused = 0
+    diffs = []
+    for op, version in _versions():
+        for case_op, node, types in cases:
+            if case_op != op:
+                continue
+            ref = _reference(op, version, node, types)
+            ours = _ours(op, version, node, types)
+            if not ref:
+                refused += 1
+                if ours is not None:
+                    diffs.append((op, version, "reference refuses"))
+                continue
+            expected = onnx.FunctionProto.FromString(ref)
+            expected.ClearField("doc_string")
+            if ours is None or irmodel.dumps(ours) != expected.SerializeToString():
+                diffs.append((op, version, node, types))
+            compared += 1
+    assert not diffs, diffs[:5]
+    assert compared > 100 and refused > 10, (compared, refused)
+
+
+def test_versions_without_a_built_body_give_none():
+    schema = defs.get_schema("GroupNormalization", 21, "")
+    node = irmodel.loads(oh.make_node("GroupNormalization", ["X", "s", "b"], ["Y"], num_groups=2)
+                         .SerializeToString(), "NodeProto")
+    t = irmodel.loads(oh.make_tensor_type_proto(1, [2, 4]).SerializeToString(), "TypeProto")
+    assert build_function_body(schema, node, [t, t, t], 20) is None
+    assert build_function_body(schema, node, [t, t, t]) is not None  # the highest version
+    relu = defs.get_schema("Relu", 14, "")
+    assert build_function_body(relu, node, [t]) is None
+
+
+def test_the_schemas_without_a_builder_are_listed_exactly():
+    expected = sorted((s.domain, s.name, s.since_version) for s in onnx.defs.get_all_schemas_with_history()
+                      if s.context_dependent_function_opset_versions
+                      and (s.domain, s.name) not in BUILDERS)
+    assert missing_builders() == expected
+
+
+def _as_local_function(op: str, version: int, node: bytes, types: list, body: bytes) -> bytes:
+    """A model calling ``body`` as the model-local function ``local.<op>``."""
+    f = onnx.FunctionProto.FromString(body)
+    f.domain = "local"
+    n = onnx.NodeProto.FromString(node)
+    n.domain = "local"
+    inputs = [oh.make_value_info(name, onnx.TypeProto.FromString(t)) for name, t in zip(n.input, types) if name]
+    g = oh.make_graph([n], "g", inputs, [oh.make_empty_tensor_value_info(o) for o in n.output])
+    m = oh.make_model(g, functions=[f], opset_imports=[oh.make_opsetid("", version), oh.make_opsetid("local", 1)])
+    return m.SerializeToString()
+
+
+def test_built_bodies_infer_as_the_reference_infers_its_bodies(cases):
+    """Our body as a model-local function, inferred by us, against onnx's body inferred by onnx.
+
+    Every fourth case (the bodies themselves are compared on all of them above).
+    """
+    compared = typed = 0
+    for op, version in _versions():
+        for case_op, node, types in cases[::4]:
+            if case_op != op or not types:
+                continue
+            ref_body = _reference(op, version, node, types)
+            if not ref_body:
+                continue
+            ours_body = irmodel.dumps(_ours(op, version, node, types))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    ref = shape_inference.infer_shapes(
+                        onnx.load_from_string(_as_local_function(op, version, node, types, ref_body)),
+                        data_prop=True).graph
+                except Exception:  # noqa: BLE001 - the reference refuses: ours must too
+                    ref = None
+            try:
+                ours = onnx.load_from_string(irmodel.dumps(infer_shapes(
+                    irmodel.loads(_as_local_function(op, version, node, types, ours_body)), data_prop=True))).graph
+            except irmodel.InferenceError:
+                ours = None
+            assert (ref is None) == (ours is None), (op, version)
+            if ref is not None:
+                assert [o.SerializeToString() for o in ours.output] == [o.SerializeToString() for o in ref.output]
+                assert [v.SerializeToString() for v in ours.value_info] == \
+                    [v.SerializeToString() for v in ref.value_info]
+                typed += any(o.type.tensor_type.HasField("shape") for o in ref.output)
+            compared += 1
+    assert compared > 100 and typed > 50, (compared, typed)
