@@ -202,6 +202,8 @@ class SymbolicState:
             e = X.parse(text)
         except X.ParseError:
             e = None
+        if e is not None and e.is_const:
+            e = None  # a name such as "2" stays a name
         if len(self._parsed) > 100000:
             self._parsed.clear()
         self._parsed[text] = e
@@ -399,3 +401,21 @@ def _add_subst(st: SymbolicState, name: str, value) -> None:
     new[name] = value
     st.subst = new
     st._resolved.clear()
+
+
+def broadcast_names(column: list) -> Dim:
+    """Symbolic mode: one output dim of multidirectional broadcasting, from the inputs' dims.
+
+    Each input dim is either 1 or the output's size.  A dim that can never be 1 (a value
+    other than 1, or an expression whose bounds exclude 1) therefore *is* the output's
+    size, and every other such dim equals it (recorded); the rest stay "1 or that".
+    With no such dim and several different names, the result stays unknown.
+    """
+    fixed = None
+    for d in column:
+        if d is not None and provably_not_one(d):
+            if fixed is None:
+                fixed = d
+            elif not provably_equal(fixed, d):
+                record_equal(fixed, d)
+    return fixed

@@ -43,12 +43,14 @@ LATEST_IR_VERSION = 14  # the reference's IR_VERSION, used for sub-graphs and fu
 
 
 class Options:
-    __slots__ = ("check_type", "strict", "data_prop")
+    __slots__ = ("check_type", "strict", "data_prop", "symbolic")
 
-    def __init__(self, check_type: bool = False, strict: bool = False, data_prop: bool = False):
+    def __init__(self, check_type: bool = False, strict: bool = False, data_prop: bool = False,
+                 symbolic: bool = False):
         self.check_type = check_type
         self.strict = strict
         self.data_prop = data_prop
+        self.symbolic = symbolic  # issue 13: symbolic dims and wider value propagation (symbolic.py)
 
 
 class Slot:
@@ -243,6 +245,9 @@ class Scope:
             else:
                 in_sparse.append(None)
                 in_sym.append(None)
+        if self.run.options.symbolic:
+            from .symbolic import resolve_types  # noqa: PLC0415
+            in_types = resolve_types(in_types)
         return InferenceContext(node, in_types, in_data, in_sparse, in_sym, self, self.unbound, version)
 
     def process_node(self, node: NodeView) -> None:
@@ -257,7 +262,15 @@ class Scope:
                     if fn is None:
                         run.missing.add((node.domain, node.op_type, schema.since_version))
                         return
-                    fn(ctx)
+                    if run.options.symbolic:
+                        from .symbolic import override  # noqa: PLC0415
+                        rule = override(node.domain, node.op_type)
+                        if rule is not None:
+                            rule(ctx, fn)
+                        else:
+                            fn(ctx)
+                    else:
+                        fn(ctx)
                 elif schema.has_function:
                     body = schemas.latest_function_body(schema)
                     if body is not None:
@@ -276,7 +289,10 @@ class Scope:
                 if name:
                     self.update_type(name, ctx.outputs[i])
             self.process_constant(node)
-            if run.options.data_prop and schema is not None and schema.has_data_propagation_function:
+            if run.options.symbolic:
+                from .symprop import propagate  # noqa: PLC0415
+                propagate(node, self)
+            elif run.options.data_prop and schema is not None and schema.has_data_propagation_function:
                 prop = registry.propagation_function(node.domain, node.op_type, schema.since_version)
                 if prop is not None:
                     from .dataprop import PropagationContext  # noqa: PLC0415

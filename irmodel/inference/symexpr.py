@@ -259,24 +259,27 @@ def _extremum(kind: str, args) -> Expr | None:
             rest.append(e)
     if consts:
         rest.append(const(pick(consts)))
-    # drop an argument that differs from another by a constant (it can never be picked)
+    # drop an argument that can never be the one picked: for max, one that is never
+    # greater than another (their difference has bounds of one sign; names are dims >= 0)
     kept: list = []
     for e in rest:
-        dominated = False
-        for f in rest:
-            if f is e:
-                continue
-            d = sub(f, e)
-            if d is not None and d.is_const and d.const != 0:
-                if (kind == "max" and d.const > 0) or (kind == "min" and d.const < 0):
-                    dominated = True
-                    break
-        if not dominated:
-            kept.append(e)
+        if any(_never_beats(kind, e, f) for f in kept):
+            continue
+        kept = [f for f in kept if not _never_beats(kind, f, e)]
+        kept.append(e)
     if len(kept) == 1:
         return kept[0]
     kept.sort(key=lambda e: e.key)
     return _checked(_atom_expr(Atom(kind, tuple(kept))))
+
+
+def _never_beats(kind: str, e: Expr, f: Expr) -> bool:
+    """``max(e, f) == f`` (kind max) or ``min(e, f) == f`` (kind min) for every value of the names."""
+    d = sub(e, f)
+    if d is None:
+        return False
+    lo, hi = bounds(d)
+    return hi <= 0 if kind == "max" else lo >= 0
 
 
 def maximum(*args: Expr) -> Expr | None:
