@@ -328,3 +328,18 @@ def test_size_cap_gives_unknown():
         assert d is None
     finally:
         D.reset_symbolic(token)
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_if_with_a_constant_condition_takes_its_branch(cond):
+    then_g = h.make_graph([h.make_node("Concat", ["x", "x"], ["t"], axis=0)], "then", [],
+                          [h.make_tensor_value_info("t", 1, None)])
+    else_g = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [],
+                          [h.make_tensor_value_info("e", 1, None)])
+    m = _tiny([h.make_node("Constant", [], ["c"], value=h.make_tensor("cv", 9, [], [cond])),
+               h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+              [h.make_tensor_value_info("x", 1, ["N"])], [h.make_tensor_value_info("y", 1, None)])
+    t = _value_types(irmodel.infer_shapes(m, symbolic=True))
+    assert t["y"].shape == (("2*N",) if cond else ("N",))
+    plain = _value_types(irmodel.infer_shapes(m))
+    assert plain["y"].shape[0] not in ("2*N", "N")

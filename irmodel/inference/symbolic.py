@@ -351,8 +351,42 @@ def matmul(ctx, base) -> None:
             D.record_equal(dl, dr)
 
 
+def condition(ctx, i: int = 0):
+    """A boolean condition input known before run time (a constant or a propagated value): True, False or None."""
+    if i >= ctx.num_inputs or not ctx.has_input(i):
+        return None
+    data = ctx.input_data(i)
+    if data is not None:
+        t = data.proto
+        if t.data_type != 9 or len(t.dims) > 1 or any(d != 1 for d in t.dims):
+            return None
+        if t.HasField("raw_data"):
+            raw = bytes(t.raw_data)
+            return bool(raw[0]) if len(raw) == 1 else None
+        vals = list(t.int32_data)
+        return bool(vals[0]) if len(vals) == 1 else None
+    v = ctx.symbolic_input(i)
+    if v is None or len(v) != 1 or type(v[0]) is not int:
+        return None
+    return v[0] != 0
+
+
+def if_(ctx, base) -> None:
+    """If-13 with a condition known before run time: the outputs are the taken branch's."""
+    cond = condition(ctx)
+    if cond is None or ctx.opset_version < 13:
+        base(ctx)
+        return
+    from .merge import union  # noqa: PLC0415
+    from .ops.controlflow import _branches  # noqa: PLC0415
+    then_out, else_out = _branches(ctx)
+    for i, (t, e) in enumerate(zip(then_out, else_out)):
+        union(e, t)  # the reference's checks of the two branches
+        ctx.set_output(i, t if cond else e)
+
+
 OVERRIDES = {
-    "Concat": concat, "Reshape": reshape, "Slice": slice_, "Split": split, "Tile": tile,
+    "If": if_, "Concat": concat, "Reshape": reshape, "Slice": slice_, "Split": split, "Tile": tile,
     "Range": range_, "Pad": pad, "MatMul": matmul,
 }
 

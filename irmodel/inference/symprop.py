@@ -462,6 +462,27 @@ def _mod(ctx):
 RULES["Mod"] = _mod
 
 
+def _if(ctx):
+    from .symbolic import condition  # noqa: PLC0415
+    from .context import InferenceContext  # noqa: PLC0415
+    scope = ctx.scope
+    node = ctx.node
+    view = scope.make_context(node)
+    cond = condition(view) if isinstance(view, InferenceContext) else None
+    if cond is None:
+        return
+    branch = node.attrs.get("then_branch" if cond else "else_branch")
+    if branch is None or not branch.HasField("g"):
+        return
+    for i, out in enumerate(branch.g.output):
+        value = scope.shape_data.get(out.name)
+        if value is not None:
+            _out(ctx, i, value)
+
+
+RULES["If"] = _if
+
+
 def propagate(node, scope) -> None:
     """Compute the value of ``node``'s outputs, when they are small integer tensors."""
     if node.domain not in ("", "ai.onnx"):
