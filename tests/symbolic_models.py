@@ -17,10 +17,12 @@ HIDDEN = HEADS * HEAD
 
 
 class _Builder:
-    def __init__(self):
+    def __init__(self, share_weights: bool = False):
         self.nodes = []
         self.inits = []
         self.n = 0
+        self.share = share_weights
+        self.shared: dict = {}
 
     def name(self, hint: str) -> str:
         self.n += 1
@@ -37,7 +39,10 @@ class _Builder:
         return name
 
     def weight(self, rows: int, cols: int) -> str:
+        if self.share and (rows, cols) in self.shared:
+            return self.shared[(rows, cols)]
         name = self.name("w")
+        self.shared[(rows, cols)] = name
         self.inits.append(h.make_tensor(name, FLOAT, [rows, cols], [0.01 * ((i * 7) % 13) for i in range(rows * cols)]))
         return name
 
@@ -102,9 +107,12 @@ def _doubling(b: _Builder, x: str, opset: int) -> str:
     return back
 
 
-def decoder_model(n_layers: int = 1, opset: int = 18):
-    """A decoder of ``n_layers`` attention blocks with a key/value cache; inputs x [B, S, H] and caches."""
-    b = _Builder()
+def decoder_model(n_layers: int = 1, opset: int = 18, share_weights: bool = False):
+    """A decoder of ``n_layers`` attention blocks with a key/value cache; inputs x [B, S, H] and caches.
+
+    ``share_weights``: one weight per shape for all layers (the benchmark's 100,000-node model).
+    """
+    b = _Builder(share_weights)
     x = "x"
     inputs = [h.make_tensor_value_info("x", FLOAT, ["B", "S", HIDDEN])]
     outputs = []

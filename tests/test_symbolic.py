@@ -343,3 +343,27 @@ def test_if_with_a_constant_condition_takes_its_branch(cond):
     assert t["y"].shape == (("2*N",) if cond else ("N",))
     plain = _value_types(irmodel.infer_shapes(m))
     assert plain["y"].shape[0] not in ("2*N", "N")
+
+
+def test_a_subgraph_proves_no_equality_outside():
+    # MatMul inside a Loop body that may run zero times: K and L must stay apart outside
+    body = h.make_graph([h.make_node("MatMul", ["a", "b"], ["c"]), h.make_node("Identity", ["cond"], ["cond_out"])],
+                        "body", [h.make_tensor_value_info("i", 7, []), h.make_tensor_value_info("cond", 9, [])],
+                        [h.make_tensor_value_info("cond_out", 9, []), h.make_tensor_value_info("c", 1, None)])
+    m = _tiny([h.make_node("Loop", ["n", ""], ["out"], body=body), h.make_node("Add", ["ka", "lb"], ["s"])],
+              [h.make_tensor_value_info("n", 7, []), h.make_tensor_value_info("a", 1, [2, "K"]),
+               h.make_tensor_value_info("b", 1, ["L", 3]), h.make_tensor_value_info("ka", 1, ["K"]),
+               h.make_tensor_value_info("lb", 1, ["L"])],
+              [h.make_tensor_value_info("out", 1, None), h.make_tensor_value_info("s", 1, None)])
+    t = _value_types(irmodel.infer_shapes(m, symbolic=True))
+    assert t["s"].shape[0].startswith("unk__")
+
+
+@pytest.mark.parametrize("text", ["(" * 300 + "a" + ")" * 300, "a + " * 400 + "a", "x" * 5000, "1e9", "N-",
+                                  "a b", "é + 1", "max(" * 50 + "a" + ")" * 50])
+def test_hostile_dim_params_are_names(text):
+    m = _tiny([h.make_node("Concat", ["a", "b"], ["c"], axis=0)],
+              [h.make_tensor_value_info("a", 1, [text]), h.make_tensor_value_info("b", 1, ["M"])],
+              [h.make_tensor_value_info("c", 1, None)])
+    t = _value_types(irmodel.infer_shapes(m, symbolic=True))
+    assert len(t["c"].shape) == 1

@@ -186,9 +186,10 @@ class SymbolicState:
     resolved: no right-hand side mentions a name that is itself mapped).
     """
 
-    __slots__ = ("subst", "_parsed", "_resolved")
+    __slots__ = ("subst", "_parsed", "_resolved", "frozen")
 
     def __init__(self):
+        self.frozen = 0  # > 0 inside a sub-graph: it may never run, so it proves nothing outside
         self.subst: dict = {}
         self._parsed: dict = {}  # text -> Expr or None (not an expression of ours)
         self._resolved: dict = {}  # dim text -> dim after substitution
@@ -355,7 +356,7 @@ def record_equal(a, b) -> None:
     is recorded when the difference cannot be solved that way.
     """
     st = _STATE.get()
-    if st is None:
+    if st is None or st.frozen:
         return
     ea, eb = expr(a), expr(b)
     if ea is None or eb is None or ea == eb:

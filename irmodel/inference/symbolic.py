@@ -371,22 +371,37 @@ def condition(ctx, i: int = 0):
     return v[0] != 0
 
 
+def with_subgraphs(ctx, base) -> None:
+    """An operator with graph attributes: a body that may run zero times proves no equality."""
+    st = D.symbolic_state()
+    st.frozen += 1
+    try:
+        base(ctx)
+    finally:
+        st.frozen -= 1
+
+
 def if_(ctx, base) -> None:
     """If-13 with a condition known before run time: the outputs are the taken branch's."""
     cond = condition(ctx)
     if cond is None or ctx.opset_version < 13:
-        base(ctx)
+        with_subgraphs(ctx, base)
         return
     from .merge import union  # noqa: PLC0415
     from .ops.controlflow import _branches  # noqa: PLC0415
-    then_out, else_out = _branches(ctx)
+    st = D.symbolic_state()
+    st.frozen += 1
+    try:
+        then_out, else_out = _branches(ctx)
+    finally:
+        st.frozen -= 1
     for i, (t, e) in enumerate(zip(then_out, else_out)):
         union(e, t)  # the reference's checks of the two branches
         ctx.set_output(i, t if cond else e)
 
 
 OVERRIDES = {
-    "If": if_, "Concat": concat, "Reshape": reshape, "Slice": slice_, "Split": split, "Tile": tile,
+    "If": if_, "Loop": with_subgraphs, "Scan": with_subgraphs, "SequenceMap": with_subgraphs, "Concat": concat, "Reshape": reshape, "Slice": slice_, "Split": split, "Tile": tile,
     "Range": range_, "Pad": pad, "MatMul": matmul,
 }
 
