@@ -12,6 +12,9 @@ shapes depend on.  Modules, by job:
 * `dataprop` -- values of small integer tensors; `tensordata` -- constants' values;
 * `typecheck` -- ``check_type``; `common` -- helpers shared by the operator families;
 * `coverage` -- which schemas and models our functions cover (tests, tools);
+* ``symbolic=True`` (issue 13): `symexpr` -- integer expressions over dim names;
+  `symbolic` -- the symbolic refinements of operator rules; `symprop` -- wider value
+  propagation;
 * `ops/` -- one module per operator family: elementwise, reduction, shape_ops, indexing,
   pad, generator, linalg, conv, nn, attention, recurrent, controlflow, sequence,
   quantization, signal, image, text, ml, training.

@@ -21,7 +21,7 @@ from __future__ import annotations
 from . import common as C
 from . import dims as D
 from . import symexpr as X
-from .types import TensorType
+from .types import Dim, TensorType
 
 BIG = 1 << 62  # an index at least this large is past the end of any dim
 
@@ -83,7 +83,7 @@ def concat(ctx, base) -> None:
             known = next((s[j] for s in shapes if s[j] is not None), None)
             new[j] = known
     if new[axis] is None:
-        total = 0
+        total: Dim = 0
         for s in shapes:
             total = D.add(total, s[axis])
             if total is None:
@@ -114,7 +114,7 @@ def exact_quotient(a: X.Expr, b: X.Expr):
     """
     if len(b.terms) == 1:
         mb, cb = b.terms[0]
-        out = {}
+        out: dict = {}
         for ma, ca in a.terms:
             rest = list(ma)
             ok = ca % cb == 0
@@ -258,7 +258,7 @@ def split(ctx, base) -> None:
         if len(given) == n_out:
             sizes = list(given)
             if d is not None:
-                total = 0
+                total: Dim = 0
                 for g in given:
                     total = D.add(total, g)
                 if total is not None:
@@ -374,6 +374,7 @@ def condition(ctx, i: int = 0):
 def with_subgraphs(ctx, base) -> None:
     """An operator with graph attributes: a body that may run zero times proves no equality."""
     st = D.symbolic_state()
+    assert st is not None  # rules of this module run in symbolic mode only
     st.frozen += 1
     try:
         base(ctx)
@@ -390,6 +391,7 @@ def if_(ctx, base) -> None:
     from .merge import union  # noqa: PLC0415
     from .ops.controlflow import _branches  # noqa: PLC0415
     st = D.symbolic_state()
+    assert st is not None
     st.frozen += 1
     try:
         then_out, else_out = _branches(ctx)

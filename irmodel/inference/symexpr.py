@@ -70,6 +70,7 @@ class Expr:
     """
 
     __slots__ = ("terms", "key", "size", "depth", "_text")
+    _text: str | None
 
     def __init__(self, terms: tuple):
         self.terms = terms
@@ -368,9 +369,9 @@ def substitute(e: Expr, mapping: dict) -> Expr | None:
     """``e`` with each name in ``mapping`` replaced by its expression (None if too large)."""
     if not mapping:
         return e
-    total = ZERO
+    total: Expr | None = ZERO
     for m, c in e.terms:
-        v = const(c)
+        v: Expr | None = const(c)
         for a in m:
             if type(a) is str:
                 f = mapping.get(a)
@@ -386,10 +387,12 @@ def substitute(e: Expr, mapping: dict) -> Expr | None:
                 f = _apply(a.kind, args)
             if f is None:
                 return None
-            v = mul(v, f)
+            v = mul(v, f) if v is not None else None
             if v is None:
                 return None
-        total = add(total, v)
+        if v is None:
+            return None
+        total = add(total, v) if total is not None else None
         if total is None:
             return None
     return total
@@ -416,7 +419,8 @@ def is_name(s: str) -> bool:
 def to_text(e: Expr) -> str:
     t = e._text
     if t is None:
-        t = e._text = _text(e)
+        t = _text(e)
+        e._text = t
     return t
 
 
