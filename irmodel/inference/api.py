@@ -30,11 +30,13 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
     ``data_prop``.  Names are never unified unless an operator's semantics prove it.
     """
     m = _fresh_copy(model)
-    opts = Options(check_type, strict_mode, data_prop or symbolic, symbolic)
+    hooks: Any = False
     token = None
     if symbolic:
+        from . import symbolic as hooks  # noqa: PLC0415
         from .dims import SymbolicState, use_symbolic  # noqa: PLC0415
         token = use_symbolic(SymbolicState())
+    opts = Options(check_type, strict_mode, data_prop or symbolic, hooks)
     try:
         try:
             run = _run_model(m, opts)

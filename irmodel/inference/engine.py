@@ -46,11 +46,12 @@ class Options:
     __slots__ = ("check_type", "strict", "data_prop", "symbolic")
 
     def __init__(self, check_type: bool = False, strict: bool = False, data_prop: bool = False,
-                 symbolic: bool = False):
+                 symbolic=False):
         self.check_type = check_type
         self.strict = strict
         self.data_prop = data_prop
-        self.symbolic = symbolic  # issue 13: symbolic dims and wider value propagation (symbolic.py)
+        # issue 13: the module `symbolic` (its hooks: override, propagate, resolve_types) or False
+        self.symbolic = symbolic
 
 
 class Slot:
@@ -245,9 +246,9 @@ class Scope:
             else:
                 in_sparse.append(None)
                 in_sym.append(None)
-        if self.run.options.symbolic:
-            from .symbolic import resolve_types  # noqa: PLC0415
-            in_types = resolve_types(in_types)
+        symbolic = self.run.options.symbolic
+        if symbolic:
+            in_types = symbolic.resolve_types(in_types)
         return InferenceContext(node, in_types, in_data, in_sparse, in_sym, self, self.unbound, version)
 
     def process_node(self, node: NodeView) -> None:
@@ -263,8 +264,7 @@ class Scope:
                         run.missing.add((node.domain, node.op_type, schema.since_version))
                         return
                     if run.options.symbolic:
-                        from .symbolic import override  # noqa: PLC0415
-                        rule = override(node.domain, node.op_type)
+                        rule = run.options.symbolic.override(node.domain, node.op_type)
                         if rule is not None:
                             rule(ctx, fn)
                         else:
@@ -290,8 +290,7 @@ class Scope:
                     self.update_type(name, ctx.outputs[i])
             self.process_constant(node)
             if run.options.symbolic:
-                from .symprop import propagate  # noqa: PLC0415
-                propagate(node, self)
+                run.options.symbolic.propagate(node, self)
             elif run.options.data_prop and schema is not None and schema.has_data_propagation_function:
                 prop = registry.propagation_function(node.domain, node.op_type, schema.since_version)
                 if prop is not None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from . import common as C
 from . import dims as D
 from . import symexpr as X
+from .symprop import propagate  # noqa: F401 (the engine's hook, with override and resolve_types)
 from .types import Dim, TensorType
 
 BIG = 1 << 62  # an index at least this large is past the end of any dim
