@@ -367,3 +367,29 @@ def test_hostile_dim_params_are_names(text):
               [h.make_tensor_value_info("c", 1, None)])
     t = _value_types(irmodel.infer_shapes(m, symbolic=True))
     assert len(t["c"].shape) == 1
+
+
+def _conv_model():
+    w1 = h.make_tensor("w1", 1, [4, 3, 3, 3], [0.1] * 108)
+    w2 = h.make_tensor("w2", 1, [4, 4, 3, 3], [0.1] * 144)
+    nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             h.make_node("MaxPool", ["c1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+             h.make_node("Conv", ["p1", "w2"], ["c2"], auto_pad="SAME_UPPER", strides=[2, 2]),
+             h.make_node("AveragePool", ["x"], ["p2"], kernel_shape=[3, 3], strides=[1, 2], pads=[0, 1, 0, 1]),
+             h.make_node("Conv", ["x", "w1"], ["c3"], auto_pad="VALID", dilations=[2, 1])]
+    return _tiny(nodes, [h.make_tensor_value_info("x", 1, ["N", 3, "H", "W"])],
+                 [h.make_tensor_value_info(o, 1, None) for o in ("c2", "p2", "c3")], [w1, w2], opset=13)
+
+
+def test_conv_and_pool_dims_match_execution():
+    model = _conv_model()
+    types = _value_types(irmodel.infer_shapes(model, symbolic=True, strict_mode=True))
+    names = [o for n in model.graph.node for o in n.output]
+    for name in names:
+        assert all(type(d) is int or not d.startswith("unk__") for d in types[name].shape), (name, types[name])
+    rng = random.Random(5)
+    for _ in range(5):
+        env = {"N": rng.randint(1, 2), "H": rng.randint(5, 23), "W": rng.randint(5, 23)}
+        values = _run_all(model, types, {"x": np.random.rand(env["N"], 3, env["H"], env["W"]).astype(np.float32)})
+        for name in names:
+            assert values[name].shape == tuple(_dim_value(d, env) for d in types[name].shape), (name, env)

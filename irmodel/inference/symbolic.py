@@ -342,6 +342,67 @@ def pad(ctx, base) -> None:
     _set_dims(ctx, 0, new)
 
 
+def trunc_div(n, k: int):
+    """``n / k`` rounded toward zero (C++ division), exactly, for k > 0 and any ``n``.
+
+    ``max(n, 0)//k - max(-n, 0)//k``; the second term vanishes when ``n`` is known >= 0
+    (or when ``-n`` is known to be below ``k``), leaving ``n//k``.
+    """
+    if k == 1:
+        return n
+    pos = D.floordiv(D.maximum(n, 0), k)
+    neg = D.floordiv(D.maximum(D.sub(0, n), 0), k)
+    return D.sub(pos, neg)
+
+
+def conv_pool(ctx, base) -> None:
+    """Spatial output dims of Conv and the poolings (floor mode) from symbolic input dims."""
+    base(ctx)
+    out = _out_shape(ctx, 0)
+    shape = _shape(ctx, 0)
+    if out is None or shape is None or len(out) != len(shape) or len(shape) < 3:
+        return
+    if C.attr_int(ctx, "ceil_mode", 0):
+        return
+    n = len(shape) - 2
+    kernel = C.attr_ints(ctx, "kernel_shape")
+    if kernel is None:
+        w = _shape(ctx, 1) if ctx.node.op_type == "Conv" else None
+        if w is None or len(w) != n + 2 or any(type(d) is not int for d in w[2:]):
+            return
+        kernel = list(w[2:])
+    strides = C.attr_ints(ctx, "strides") or [1] * n
+    dilations = C.attr_ints(ctx, "dilations") or [1] * n
+    pads = C.attr_ints(ctx, "pads")
+    auto_pad = ctx.attr("auto_pad")
+    mode = bytes(auto_pad.s) if auto_pad is not None else b"NOTSET"
+    if len(kernel) != n or len(strides) != n or len(dilations) != n:
+        return
+    if pads is None:
+        pads = [0] * (2 * n)
+    elif len(pads) != 2 * n or mode not in (b"NOTSET", b""):
+        return
+    new = list(out)
+    for i in range(n):
+        d = shape[2 + i]
+        if new[2 + i] is not None or d is None:
+            continue
+        s = strides[i]
+        if s <= 0:
+            return
+        if mode in (b"SAME_UPPER", b"SAME_LOWER"):
+            new[2 + i] = D.floordiv(D.add(d, s - 1), s)  # ceil(d / s), by the definition of SAME
+            continue
+        if mode not in (b"NOTSET", b"", b"VALID"):
+            return
+        effective = (kernel[i] - 1) * dilations[i] + 1
+        num = D.sub(D.add(d, pads[i] + pads[i + n]), effective)
+        new[2 + i] = D.add(trunc_div(num, s), 1)
+    _set_dims(ctx, 0, new)
+    if ctx.num_outputs > 1 and type(ctx.output(1)) is TensorType:
+        _set_dims(ctx, 1, new)
+
+
 def matmul(ctx, base) -> None:
     base(ctx)
     s0, s1 = _shape(ctx, 0), _shape(ctx, 1)
@@ -406,6 +467,7 @@ def if_(ctx, base) -> None:
 OVERRIDES = {
     "If": if_, "Loop": with_subgraphs, "Scan": with_subgraphs, "SequenceMap": with_subgraphs, "Concat": concat, "Reshape": reshape, "Slice": slice_, "Split": split, "Tile": tile,
     "Range": range_, "Pad": pad, "MatMul": matmul,
+    "Conv": conv_pool, "MaxPool": conv_pool, "AveragePool": conv_pool, "LpPool": conv_pool,
 }
 
 

@@ -209,6 +209,9 @@ def floordiv(a: Expr, b: Expr) -> Expr | None:
             return q
         if r.is_const:
             return add(q, const(r.const // k))
+        lo, hi = bounds(r)
+        if lo >= 0 and hi < k:
+            return q  # 0 <= r < k: r//k is 0 (names are dims, >= 0)
         return add(q, _atom_expr(Atom("//", (r, const(k)))))
     if not a.terms:
         return ZERO if _nonzero(b) else None
@@ -458,6 +461,10 @@ def _operand(e: Expr) -> str:
     t = to_text(e)
     if e.symbol() is not None or (e.is_const and e.const >= 0):
         return t
+    if len(e.terms) == 1 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1:
+        a = e.terms[0][0][0]
+        if type(a) is Atom and a.kind in ("min", "max"):
+            return t  # a call binds tighter than // and %
     return f"({t})"
 
 
