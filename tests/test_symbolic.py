@@ -226,7 +226,7 @@ def test_node_models_ground_truth(node_cases):
                     wrong += 1
     assert compared > 1000
     assert wrong == 0
-    assert exact_symbolic >= exact_plain
+    assert exact_symbolic > exact_plain  # the issue: more outputs exact with symbolic=True
 
 
 # -- (c) the canonical form -------------------------------------------------------------------
