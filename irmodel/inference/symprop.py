@@ -8,7 +8,10 @@ Gather, Slice, Concat, Squeeze, Unsqueeze, Cast, Reshape, Flatten, Identity, Exp
 Tile, Range, ConstantOfShape, Where, Equal, Less, Greater, LessOrEqual,
 GreaterOrEqual, Not, And, Or, Add, Sub, Mul, Div, Mod, Neg, Abs, Min, Max, Sum,
 ReduceProd, ReduceSum, ReduceMin, ReduceMax, Split, Pad, Floor, Ceil, Round (integers
-only).  Values are integers only: a Cast to a floating type ends the value.
+only).  Values are integers only: a Cast to a floating type ends the value.  A Cast to
+int32 wraps known values exactly and keeps an expression as it is (a dim that does not
+fit in int32 would wrap at run time: the one assumption here, shared with every
+runtime's shape code, that a dim cast to int32 fits in it).
 
 Integer Div truncates toward zero (the runtime's C++ division); it is written as
 floor division only where the dividend is known to be >= 0 and the divisor > 0.
