@@ -393,3 +393,74 @@ def test_conv_and_pool_dims_match_execution():
         values = _run_all(model, types, {"x": np.random.rand(env["N"], 3, env["H"], env["W"]).astype(np.float32)})
         for name in names:
             assert values[name].shape == tuple(_dim_value(d, env) for d in types[name].shape), (name, env)
+
+
+def _value_model():
+    """Shape arithmetic through many operators; each value becomes a shape (ConstantOfShape)."""
+    inits = []
+    nodes = []
+
+    def c(name, values):
+        inits.append(h.make_tensor(name, 7, [len(values)], values))
+        return name
+
+    def node(op, ins, out, **attrs):
+        nodes.append(h.make_node(op, ins, [out], **attrs))
+        return out
+
+    s = node("Shape", ["x"], "s")
+    n = node("Gather", [s, c("i0", [0])], "n", axis=0)
+    m = node("Gather", [s, c("i1", [1])], "m", axis=0)
+    n1 = node("Add", [n, c("one", [1])], "n1")
+    values = [
+        node("Add", [n, m], "v_add"), node("Mul", [n, c("three", [3])], "v_mul"),
+        node("Min", [n, m], "v_min"), node("Max", [n, m, c("two", [2])], "v_max"),
+        node("Abs", [node("Neg", [n], "negn")], "v_abs"),
+        node("Div", [node("Add", [n, c("five", [5])], "n5"), c("two_", [2])], "v_div"),
+        node("Mod", [n, c("three_", [3])], "v_mod"),
+        node("Reshape", [node("Size", ["x"], "size"), c("shape1", [1])], "v_size"),
+        node("Unsqueeze", [node("Squeeze", [n, c("ax0", [0])], "sq"), c("ax0_", [0])], "v_sq"),
+        node("ReduceProd", [s], "v_rprod", keepdims=1), node("ReduceMax", [s], "v_rmax", keepdims=1),
+        node("ReduceMin", [s], "v_rmin", keepdims=1), node("ReduceSum", [s], "v_rsum", keepdims=1),
+        node("Pad", [n, c("pads", [1, 1]), c("four", [4])], "v_pad"),
+        node("Where", [node("Equal", [n, n], "eq"), m, n], "v_where_eq"),
+        node("Where", [node("Less", [n, n1], "lt"), n, m], "v_where_lt"),
+        node("Where", [node("Not", [node("Equal", [n, n1], "eq1")], "ne"), m, n], "v_where_not"),
+        node("Where", [node("And", ["eq", node("Greater", [n1, n], "gt")], "both"), n, m], "v_where_and"),
+        node("Where", [node("Or", [node("LessOrEqual", [n1, n], "le"), node("GreaterOrEqual", [n, m], "ge")],
+                            "either"), n, n], "v_where_or"),
+        node("Identity", [n], "v_id"),
+        node("Cast", [node("Cast", [n], "n32", to=6)], "v_cast", to=7),
+        node("Expand", [n, c("three__", [3])], "v_expand"), node("Tile", [n, c("two__", [2])], "v_tile"),
+        node("Slice", [s, c("st", [1]), c("en", [2])], "v_slice"),
+        node("Concat", [n, m, c("seven", [7])], "v_concat", axis=0),
+        node("Sub", [node("Mul", [n1, m], "n1m"), m], "v_sub"),
+    ]
+    first, second = "v_split0", "v_split1"
+    nodes.append(h.make_node("Split", [s], [first, second], axis=0, num_outputs=2))
+    values += [first, second]
+    outs = []
+    for v in values:
+        outs.append(node("ConstantOfShape", [v], "cos_" + v))
+    outs.append(node("Reshape", ["x", node("Concat", [m, n], "mn", axis=0)], "reshaped"))
+    return _tiny(nodes, [h.make_tensor_value_info("x", 1, ["N", "M"])],
+                 [h.make_tensor_value_info(o, 1, None) for o in outs], inits, opset=18)
+
+
+def test_value_propagation_matches_execution():
+    model = _value_model()
+    types = _value_types(irmodel.infer_shapes(model, symbolic=True, strict_mode=True))
+    shapes_from_values = [o for n in model.graph.node if n.op_type in ("ConstantOfShape", "Reshape")
+                          for o in n.output if o != "v_size"]
+    for name in shapes_from_values:
+        t = types[name]
+        assert t.shape is not None and all(type(d) is int or not d.startswith("unk__") for d in t.shape), (name, t)
+    plain = _value_types(irmodel.infer_shapes(model, data_prop=True))
+    assert sum(1 for name in shapes_from_values if plain[name].shape is None or
+               any(type(d) is str and d.startswith("unk__") for d in plain[name].shape)) > 10
+    rng = random.Random(7)
+    for _ in range(4):
+        env = {"N": rng.randint(1, 6), "M": rng.randint(1, 6)}
+        values = _run_all(model, types, {"x": np.random.rand(env["N"], env["M"]).astype(np.float32)})
+        for name in [o for n in model.graph.node for o in n.output]:
+            assert values[name].shape == tuple(_dim_value(d, env) for d in types[name].shape), (name, env)

@@ -364,7 +364,8 @@ def _where(ctx):
         c = cond[0 if len(cond) == 1 else i]
         t = _truth(c) if c is not None else None
         if t is None:
-            out.append(None)
+            a, b = x[0 if len(x) == 1 else i], y[0 if len(y) == 1 else i]
+            out.append(a if a is not None and b is not None and D.provably_equal(a, b) else None)
         else:
             out.append((x if t else y)[0 if len((x if t else y)) == 1 else i])
     _out(ctx, 0, out)
