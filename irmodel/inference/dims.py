@@ -186,11 +186,12 @@ class SymbolicState:
     resolved: no right-hand side mentions a name that is itself mapped).
     """
 
-    __slots__ = ("subst", "_parsed", "_resolved", "frozen")
+    __slots__ = ("subst", "_parsed", "_resolved", "_ops", "frozen")
 
     def __init__(self):
         self.frozen = 0  # > 0 inside a sub-graph: it may never run, so it proves nothing outside
         self.subst: dict = {}
+        self._ops: dict = {}  # (operation, dim, dim) -> dim, valid until the next proven equality
         self._parsed: dict = {}  # text -> Expr or None (not an expression of ours)
         self._resolved: dict = {}  # dim text -> dim after substitution
 
@@ -256,13 +257,20 @@ def dim(e: X.Expr | None) -> Dim:
 
 
 def _binary(op, a, b) -> Dim:
+    st = _STATE.get()
+    key = (op, a, b)
+    if st is not None:
+        got = st._ops.get(key, st)  # models repeat the same arithmetic layer after layer
+        if got is not st:
+            return got
     ea = expr(a)
-    if ea is None:
-        return None
-    eb = expr(b)
-    if eb is None:
-        return None
-    return dim(op(ea, eb))
+    eb = expr(b) if ea is not None else None
+    out = None if ea is None or eb is None else dim(op(ea, eb))
+    if st is not None:
+        if len(st._ops) > 100000:
+            st._ops.clear()
+        st._ops[key] = out
+    return out
 
 
 def add(a, b) -> Dim:
@@ -402,6 +410,7 @@ def _add_subst(st: SymbolicState, name: str, value) -> None:
     new[name] = value
     st.subst = new
     st._resolved.clear()
+    st._ops.clear()
 
 
 def broadcast_names(column: list) -> Dim:
