@@ -13,6 +13,9 @@ shapes depend on.  Modules, by job:
 * `typecheck` -- ``check_type``; `common` -- helpers shared by the operator families;
 * `explain` -- ``explain(model)``: where and why each unknown type or dim was lost;
 * `coverage` -- which schemas and models our functions cover (tests, tools);
+* ``symbolic=True`` (issue 13): `symexpr` -- integer expressions over dim names;
+  `symbolic` -- the symbolic refinements of operator rules; `symprop` -- wider value
+  propagation;
 * `ops/` -- one module per operator family: elementwise, reduction, shape_ops, indexing,
   pad, generator, linalg, conv, nn, attention, recurrent, controlflow, sequence,
   quantization, signal, image, text, ml, training, contrib_microsoft (onnxruntime's

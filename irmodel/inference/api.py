@@ -13,7 +13,8 @@ from .types import type_bytes, type_from_proto, type_to_proto, value_info_bytes
 MAX_MODEL_FUNCTIONS = 10000  # as the reference's checker: more is a malformed or hostile model
 
 
-def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, data_prop: bool = False):
+def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, data_prop: bool = False,
+                 symbolic: bool = False):
     """A copy of ``model`` with ``value_info`` filled in and graph output types merged.
 
     ``model`` is a ModelProto (ours) or its serialized bytes.  The copy shares the
@@ -21,19 +22,48 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
     Raises `InferenceError`: always for model-level problems (an opset not imported, an
     initializer contradicting its input, ...), and for node errors in ``strict_mode``.
     ``check_type`` also checks every node's types against its schema's constraints.
+
+    ``symbolic`` (beyond the reference): dims become integer expressions over the
+    model's dim names (``past + seq``, ``(H + 1)//2``), written to ``dim_param`` in
+    Python syntax, and the values of small integer tensors are propagated through the
+    shape arithmetic exporters emit (see `irmodel.inference.symbolic`).  Implies
+    ``data_prop``.  Names are never unified unless an operator's semantics prove it.
     """
     m = _fresh_copy(model)
-    opts = Options(check_type, strict_mode, data_prop)
+    hooks: Any = False
+    token = None
+    if symbolic:
+        from . import symbolic as hooks  # noqa: PLC0415
+        from .dims import SymbolicState, use_symbolic  # noqa: PLC0415
+        token = use_symbolic(SymbolicState())
+    opts = Options(check_type, strict_mode, data_prop or symbolic, hooks)
     try:
-        run = _run_model(m, opts)
-    except NodeInferenceError as exc:
-        raise InferenceError([str(exc)]) from None
-    except (HardError, FatalError) as exc:
-        raise InferenceError([str(exc)]) from None
-    except RecursionError:
-        raise InferenceError(["model nested too deeply"]) from None
+        try:
+            run = _run_model(m, opts)
+        except NodeInferenceError as exc:
+            raise InferenceError([str(exc)]) from None
+        except (HardError, FatalError) as exc:
+            raise InferenceError([str(exc)]) from None
+        except RecursionError:
+            raise InferenceError(["model nested too deeply"]) from None
+        if symbolic:
+            _resolve_added(run.records)
+    finally:
+        if token is not None:
+            from .dims import reset_symbolic  # noqa: PLC0415
+            reset_symbolic(token)
     _write_back(run.records)
     return m
+
+
+def _resolve_added(records) -> None:
+    """Symbolic mode: equalities proven late apply to the values inferred before them."""
+    from .symbolic import resolve_type  # noqa: PLC0415
+    for rec in records:
+        for _name, slot in rec.added:
+            slot.type = resolve_type(slot.type)
+        for key, t in list(rec.assigned.items()):
+            rec.assigned[key] = resolve_type(t)
 
 
 def _run_model(m, opts: Options, explain=None) -> Run:
@@ -155,7 +185,7 @@ def _write_back(records) -> None:
 
 
 def infer_shapes_path(model_path, output_path=None, check_type: bool = False, strict_mode: bool = False,
-                      data_prop: bool = False) -> None:
+                      data_prop: bool = False, symbolic: bool = False) -> None:
     """`infer_shapes` from a file to a file (``output_path`` defaults to the input).
 
     The model is mapped, not read, and written back atomically; files over 2 GiB work.
@@ -164,7 +194,7 @@ def infer_shapes_path(model_path, output_path=None, check_type: bool = False, st
     model_path = os.fspath(model_path)
     output_path = model_path if output_path is None or output_path == "" else os.fspath(output_path)
     m = load(model_path, load_external_data=False)
-    save(infer_shapes(m, check_type, strict_mode, data_prop), output_path)
+    save(infer_shapes(m, check_type, strict_mode, data_prop, symbolic), output_path)
 
 
 def infer_node_outputs(schema, node, input_types: dict, input_data: dict | None = None,

@@ -367,6 +367,7 @@ def broadcast(shapes) -> tuple:
     """
     rank = max((len(s) for s in shapes), default=0)
     out: list[Dim] = []
+    symbolic_mode = D.symbolic_state() is not None  # issue 13: names that cannot be 1 decide
     for i in range(rank):
         value = 1
         symbolic = None
@@ -390,8 +391,12 @@ def broadcast(shapes) -> tuple:
             out.append(value)
         elif n_symbolic == 1:
             out.append(symbolic)
+        elif symbolic_mode:
+            out.append(D.broadcast_names([s[i - rank + len(s)] for s in shapes if i - rank + len(s) >= 0]))
         else:
             out.append(None)
+        if symbolic_mode and n_symbolic and value != 1:
+            D.broadcast_names([s[i - rank + len(s)] for s in shapes if i - rank + len(s) >= 0])
     return tuple(out)
 
 

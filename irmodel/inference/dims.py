@@ -1,15 +1,29 @@
 """Arithmetic on dims, in one place (see `types` for what a dim is).
 
-Today these are the reference's rules: a result is known only when every operand is
-known, with the identities it applies (``1 * d``, ``d * 1``, ``d / 1``, ``d + 0``,
-``d - 0`` keep ``d``).  Overflow of the int64 a dim holds is an error where the
-reference checks it.  Operator functions call these and never compute with dims
-themselves, so symbolic arithmetic (issue 13) replaces the "unknown" branches here
-and nowhere else.
+By default these are the reference's rules: a result is known only when every
+operand is known, with the identities it applies (``1 * d``, ``d * 1``, ``d / 1``,
+``d + 0``, ``d - 0`` keep ``d``).  Overflow of the int64 a dim holds is an error where
+the reference checks it.  Operator functions call these and never compute with dims
+themselves.
+
+**Symbolic mode** (``infer_shapes(..., symbolic=True)``, issue 13): while a
+`SymbolicState` is active (`use_symbolic`), the "unknown" branches compute integer
+expressions instead (`irmodel.inference.symexpr`).  An expression dim is still a
+``str`` -- its canonical text, e.g. ``"past + seq"`` -- so every operator rule that
+treats a name as "a size known by name" treats an expression the same way, soundly:
+two dims with the same canonical text are the same size.  `expr` reads a dim (an
+int, a name, or the text of an expression, parsed back and cached) as an `Expr`,
+`dim` writes one back (an int when constant, None past the size cap).
+
+Equalities proven by an operator's semantics (MatMul's inner dims, ...) are recorded
+with `unify` and applied to every dim read afterwards (`resolve`).
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
+from . import symexpr as X
 from .errors import fail_shape
 from .types import Dim
 
@@ -71,49 +85,49 @@ def checked_div(a: int, b: int) -> int:
 
 
 def mul(a: Dim, b: Dim) -> Dim:
-    """``dim1 * dim2``: known when both are; ``1 * d`` is ``d``; else unknown."""
+    """``dim1 * dim2``: known when both are; ``1 * d`` is ``d``; else unknown (or symbolic)."""
     if type(a) is int and type(b) is int:
         return checked_mul(a, b)
     if type(a) is int and a == 1:
         return b
     if type(b) is int and b == 1:
         return a
+    if _STATE.get() is not None:
+        return _binary(X.mul, a, b)
     return None
 
 
 def mul_int(a: Dim, k: int) -> Dim:
     if type(a) is int:
         return checked_mul(a, k)
+    if k != 1 and _STATE.get() is not None:
+        return _binary(X.mul, a, k)
     return a if k == 1 else None
 
 
 def div_int(a: Dim, k: int) -> Dim:
+    """``a / k`` as C++ divides (toward zero); symbolic only for k > 0 (a dim is >= 0)."""
     if type(a) is int:
         return checked_div(a, k)
+    if k > 1 and _STATE.get() is not None:
+        return _binary(X.floordiv, a, k)
     return a if k == 1 else None
 
 
 def add_int(a: Dim, k: int) -> Dim:
     if type(a) is int:
         return checked_add(a, k)
+    if k != 0 and _STATE.get() is not None:
+        return _binary(X.add, a, k)
     return a if k == 0 else None
 
 
 def sub_int(a: Dim, k: int) -> Dim:
     if type(a) is int:
         return checked_sub(a, k)
+    if k != 0 and _STATE.get() is not None:
+        return _binary(X.sub, a, k)
     return a if k == 0 else None
-
-
-def add(a: Dim, b: Dim) -> Dim:
-    """``dim1 + dim2``: known when both are; ``0 + d`` is ``d``; else unknown."""
-    if type(a) is int and type(b) is int:
-        return checked_add(a, b)
-    if type(a) is int and a == 0:
-        return b
-    if type(b) is int and b == 0:
-        return a
-    return None
 
 
 def product(shape, start: int = 0, stop: int | None = None) -> Dim:
@@ -161,3 +175,262 @@ def unify_value(d: Dim, value: int) -> Dim:
             raise fail_shape("Dimension mismatch in unification between ", d, " and ", value)
         return d
     return value
+
+
+# -- symbolic mode ------------------------------------------------------------------------
+
+class SymbolicState:
+    """One symbolic inference run: the parse cache and the proven equalities.
+
+    ``subst`` maps a dim name to the expression it was proven equal to (kept fully
+    resolved: no right-hand side mentions a name that is itself mapped).
+    """
+
+    __slots__ = ("subst", "_parsed", "_resolved", "_ops", "frozen")
+
+    def __init__(self):
+        self.frozen = 0  # > 0 inside a sub-graph: it may never run, so it proves nothing outside
+        self.subst: dict = {}
+        self._ops: dict = {}  # (operation, dim, dim) -> dim, valid until the next proven equality
+        self._parsed: dict = {}  # text -> Expr or None (not an expression of ours)
+        self._resolved: dict = {}  # dim text -> dim after substitution
+
+    def parse(self, text: str):
+        try:
+            return self._parsed[text]
+        except KeyError:
+            pass
+        try:
+            e = X.parse(text)
+        except X.ParseError:
+            e = None
+        if e is not None and e.is_const:
+            e = None  # a name such as "2" stays a name
+        if len(self._parsed) > 100000:
+            self._parsed.clear()
+        self._parsed[text] = e
+        return e
+
+
+_STATE: ContextVar = ContextVar("irmodel_symbolic_state", default=None)
+
+
+def use_symbolic(state: SymbolicState | None):
+    """Make ``state`` the active one (None: the reference's rules); returns a token for `reset_symbolic`."""
+    return _STATE.set(state)
+
+
+def reset_symbolic(token) -> None:
+    _STATE.reset(token)
+
+
+def symbolic_state() -> SymbolicState | None:
+    return _STATE.get()
+
+
+def expr(d) -> X.Expr | None:
+    """A dim (or an int) as an expression: None when unknown or a name no expression can hold."""
+    if type(d) is int:
+        return X.const(d)
+    if type(d) is not str:
+        return d if type(d) is X.Expr else None
+    st = _STATE.get()
+    if st is None:
+        try:
+            return X.parse(d)
+        except X.ParseError:
+            return None
+    e = st.parse(d)
+    if e is not None and st.subst:
+        e = X.substitute(e, st.subst)
+    return e
+
+
+def dim(e: X.Expr | None) -> Dim:
+    """An expression as a dim: an int when constant, else its canonical text (None for None)."""
+    if e is None:
+        return None
+    if e.is_const:
+        v = e.const
+        return v if INT64_MIN <= v <= INT64_MAX else None
+    return X.to_text(e)
+
+
+def _binary(op, a, b) -> Dim:
+    st = _STATE.get()
+    key = (op, a, b)
+    if st is not None:
+        got = st._ops.get(key, st)  # models repeat the same arithmetic layer after layer
+        if got is not st:
+            return got
+    ea = expr(a)
+    eb = expr(b) if ea is not None else None
+    out = None if ea is None or eb is None else dim(op(ea, eb))
+    if st is not None:
+        if len(st._ops) > 100000:
+            st._ops.clear()
+        st._ops[key] = out
+    return out
+
+
+def add(a, b) -> Dim:
+    """``a + b`` of dims or ints: an int when both are known; ``0 + d`` is ``d``; else an
+    expression (symbolic mode) or None."""
+    if type(a) is int and type(b) is int:
+        return checked_add(a, b)
+    if type(a) is int and a == 0:
+        return b
+    if type(b) is int and b == 0:
+        return a
+    return _binary(X.add, a, b) if _STATE.get() is not None else None
+
+
+def sub(a, b) -> Dim:
+    if type(a) is int and type(b) is int:
+        return checked_sub(a, b)
+    return _binary(X.sub, a, b) if _STATE.get() is not None else None
+
+
+def floordiv(a, b) -> Dim:
+    """``a // b`` with Python's floor semantics (callers decide whether that is the operator's)."""
+    if type(a) is int and type(b) is int:
+        return None if b == 0 else a // b
+    return _binary(X.floordiv, a, b) if _STATE.get() is not None else None
+
+
+def mod(a, b) -> Dim:
+    """``a % b`` with Python's semantics (the sign of the divisor)."""
+    if type(a) is int and type(b) is int:
+        return None if b == 0 else a % b
+    return _binary(X.mod, a, b) if _STATE.get() is not None else None
+
+
+def minimum(a, b) -> Dim:
+    if type(a) is int and type(b) is int:
+        return min(a, b)
+    return _binary(X.minimum, a, b) if _STATE.get() is not None else None
+
+
+def maximum(a, b) -> Dim:
+    if type(a) is int and type(b) is int:
+        return max(a, b)
+    return _binary(X.maximum, a, b) if _STATE.get() is not None else None
+
+
+def bounds(d) -> tuple:
+    """An interval holding the value of ``d`` (names are dims, >= 0); unknown: (-inf, inf)."""
+    e = expr(d)
+    if e is None:
+        return -X.INF, X.INF
+    return X.bounds(e)
+
+
+def provably_not_one(d) -> bool:
+    """True when ``d`` can never be 1 (so broadcasting cannot stretch it)."""
+    if type(d) is int:
+        return d != 1
+    lo, hi = bounds(d)
+    return lo >= 2 or hi <= 0
+
+
+def provably_equal(a, b) -> bool:
+    """Equal for every value of the names: the same canonical expression."""
+    if type(a) is int and type(b) is int:
+        return a == b
+    ea, eb = expr(a), expr(b)
+    return ea is not None and ea == eb
+
+
+def resolve(d) -> Dim:
+    """``d`` with the proven equalities applied, in canonical text (symbolic mode only)."""
+    if type(d) is not str:
+        return d
+    st = _STATE.get()
+    if st is None:
+        return d
+    got = st._resolved.get(d, st)
+    if got is not st:
+        return got
+    e = expr(d)
+    out = d if e is None else dim(e)
+    if out is None:
+        out = d
+    if len(st._resolved) > 100000:
+        st._resolved.clear()
+    st._resolved[d] = out
+    return out
+
+
+def record_equal(a, b) -> None:
+    """Record ``a == b``, proven by an operator's semantics (no-op outside symbolic mode).
+
+    One name is eliminated: a name that the other side does not mention and that
+    appears linearly with coefficient +-1 (a fresh ``unk__`` name preferred).  Nothing
+    is recorded when the difference cannot be solved that way.
+    """
+    st = _STATE.get()
+    if st is None or st.frozen:
+        return
+    ea, eb = expr(a), expr(b)
+    if ea is None or eb is None or ea == eb:
+        return
+    diff = X.sub(ea, eb)
+    if diff is None or diff.is_const:
+        return
+    best = None
+    for m, c in diff.terms:
+        if len(m) == 1 and type(m[0]) is str and c in (1, -1):
+            name = m[0]
+            if sum(1 for mm, _ in diff.terms for x in mm if x == name) != 1:
+                continue
+            if any(type(x) is not str and name in _atom_symbols(x) for mm, _ in diff.terms for x in mm):
+                continue
+            rank = (0 if name.startswith("unk__") else 1, name)
+            if best is None or rank < best[0]:
+                best = (rank, name, c)
+    if best is None:
+        return
+    _, name, c = best
+    rest = X.sub(diff, X.scale(X.sym(name), c))  # diff = c*name + rest == 0
+    if rest is None:
+        return
+    value = rest if c == -1 else X.neg(rest)
+    _add_subst(st, name, value)
+
+
+def _atom_symbols(a) -> set:
+    out: set = set()
+    for x in a.args:
+        out |= x.symbols()
+    return out
+
+
+def _add_subst(st: SymbolicState, name: str, value) -> None:
+    new = {}
+    for k, v in st.subst.items():
+        w = X.substitute(v, {name: value})
+        if w is None:
+            return
+        new[k] = w
+    new[name] = value
+    st.subst = new
+    st._resolved.clear()
+    st._ops.clear()
+
+
+def broadcast_names(column: list) -> Dim:
+    """Symbolic mode: one output dim of multidirectional broadcasting, from the inputs' dims.
+
+    Each input dim is either 1 or the output's size.  A dim that can never be 1 (a value
+    other than 1, or an expression whose bounds exclude 1) therefore *is* the output's
+    size, and every other such dim equals it (recorded); the rest stay "1 or that".
+    With no such dim and several different names, the result stays unknown.
+    """
+    fixed = None
+    for d in column:
+        if d is not None and provably_not_one(d):
+            if fixed is None:
+                fixed = d
+            elif not provably_equal(fixed, d):
+                record_equal(fixed, d)
+    return fixed

@@ -43,12 +43,15 @@ LATEST_IR_VERSION = 14  # the reference's IR_VERSION, used for sub-graphs and fu
 
 
 class Options:
-    __slots__ = ("check_type", "strict", "data_prop")
+    __slots__ = ("check_type", "strict", "data_prop", "symbolic")
 
-    def __init__(self, check_type: bool = False, strict: bool = False, data_prop: bool = False):
+    def __init__(self, check_type: bool = False, strict: bool = False, data_prop: bool = False,
+                 symbolic=False):
         self.check_type = check_type
         self.strict = strict
         self.data_prop = data_prop
+        # issue 13: the module `symbolic` (its hooks: override, propagate, resolve_types) or False
+        self.symbolic = symbolic
 
 
 class Slot:
@@ -251,6 +254,9 @@ class Scope:
             else:
                 in_sparse.append(None)
                 in_sym.append(None)
+        symbolic = self.run.options.symbolic
+        if symbolic:
+            in_types = symbolic.resolve_types(in_types)
         return InferenceContext(node, in_types, in_data, in_sparse, in_sym, self, self.unbound, version)
 
     def process_node(self, node: NodeView) -> None:
@@ -269,7 +275,14 @@ class Scope:
                         if run.explain is not None:
                             run.explain.node(self, node, ctx, "no-inference-function", schema=schema)
                         return
-                    fn(ctx)
+                    if run.options.symbolic:
+                        rule = run.options.symbolic.override(node.domain, node.op_type)
+                        if rule is not None:
+                            rule(ctx, fn)
+                        else:
+                            fn(ctx)
+                    else:
+                        fn(ctx)
                 elif schema.has_function:
                     body = schemas.latest_function_body(schema)
                     if body is not None:
@@ -294,7 +307,9 @@ class Scope:
                 if name:
                     self.update_type(name, ctx.outputs[i])
             self.process_constant(node)
-            if run.options.data_prop and schema is not None and schema.has_data_propagation_function:
+            if run.options.symbolic:
+                run.options.symbolic.propagate(node, self)
+            elif run.options.data_prop and schema is not None and schema.has_data_propagation_function:
                 prop = registry.propagation_function(node.domain, node.op_type, schema.since_version)
                 if prop is not None:
                     from .dataprop import PropagationContext  # noqa: PLC0415
