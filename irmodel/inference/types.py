@@ -335,6 +335,33 @@ def value_info_bytes(name: str, t) -> bytes:
     return _field(1, _utf8(name)) + _field(2, type_bytes(t))
 
 
+_SHORT = [bytes((n,)) for n in range(128)]  # one-byte varints
+
+
+def value_infos_in_model_bytes(entries) -> bytes:
+    """A serialized ModelProto whose graph holds one ValueInfoProto per ``(name, type)``.
+
+    So that many new entries are opened with one decode (`api._write_back`), at the
+    depth a graph's entries have in a model.  Same bytes per entry as `value_info_bytes`.
+    """
+    short = _SHORT
+    typed: dict = {}  # id(type) -> (type, field 2 with its tag); the type is kept alive meanwhile
+    parts = []
+    for name, t in entries:
+        hit = typed.get(id(t))
+        if hit is None:
+            tb = type_bytes(t)
+            n = len(tb)
+            hit = typed[id(t)] = (t, b"\x12" + (short[n] if n < 128 else _varint(n)) + tb)
+        nb = name.encode("utf-8", "surrogateescape") if type(name) is str else name
+        n = len(nb)
+        body = b"\x0a" + (short[n] if n < 128 else _varint(n)) + nb + hit[1]
+        n = len(body)
+        parts.append(b"\x6a" + (short[n] if n < 128 else _varint(n)) + body)  # GraphProto.value_info (13)
+    graph = b"".join(parts)
+    return _field(7, graph)  # ModelProto.graph
+
+
 def format_type(t) -> str:
     """A one-line text form for messages and the command line: ``tensor(float)[N,3]``."""
     if t is None or t is UNSET:
