@@ -209,6 +209,8 @@ class Scope:
             t = SparseTensorType(values.data_type, tuple(sparse.dims))
             self.sparse_data[name] = sparse
             self._seed_initializer(name, t)
+        if len(nodes) > 1:
+            nodes[0]  # the first read makes the node decoder; the loop below then binds it, not its stub
         for index, node in enumerate(nodes):
             self.process_node(NodeView(node, index, binding))
 
@@ -243,11 +245,8 @@ class Scope:
     def make_context(self, node: NodeView, version: int = 0) -> InferenceContext:
         """The node's context: input types now, constant and propagated values on first use."""
         get = self.types.get
-        in_types = []
-        for name in node.inputs:
-            slot = get(name)
-            in_types.append(slot.type if slot is not None else None)
-        return InferenceContext(node, in_types, None, None, None, self, self.unbound, version)
+        return InferenceContext(node, [None if (slot := get(name)) is None else slot.type for name in node.inputs],
+                                None, None, None, self, self.unbound, version)
 
     def process_node(self, node: NodeView) -> None:
         version = self.opsets.get(node.domain)
@@ -255,7 +254,9 @@ class Scope:
             version = self._opset_version(node)
         run = self.run
         schema, fn, prop = run.op_rules(node.domain, node.op_type, version)
-        ctx = self.make_context(node, version)
+        get = self.types.get  # `make_context`, inlined (once per node)
+        ctx = InferenceContext(node, [None if (slot := get(name)) is None else slot.type for name in node.inputs],
+                               None, None, None, self, self.unbound, version)
         try:
             if schema is not None:
                 if schema.has_type_and_shape_inference_function:

@@ -86,6 +86,14 @@ class TensorType(_TypeBase):
     def _key(self) -> tuple:
         return (self.elem, self.shape)
 
+    # The base class's, inlined: types are hashed and compared once per value (merging,
+    # the serialized-type cache), the commonest ones tensors.
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.elem == other.elem and self.shape == other.shape
+
+    def __hash__(self) -> int:
+        return hash((self.elem, self.shape))
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.elem!r}, {self.shape!r})"
 
