@@ -53,7 +53,7 @@ class NodeView:
         self.outputs = proto.output
         self.index = index
         self.binding = binding
-        self._attrs = None
+        self._attrs: dict | None = None
 
     @property
     def attrs(self) -> dict:
@@ -107,7 +107,7 @@ class InferenceContext:
         self._inferencers: dict[str, Any] | None = None  # attribute name -> GraphInferencer
         self.opset_version = opset_version
 
-    def _derive(self) -> None:
+    def _derive(self) -> tuple:
         """The inputs' constant values, sparse values and propagated values, from the scope.
 
         Each input has at most one: a constant hides a sparse value, either hides a
@@ -132,6 +132,7 @@ class InferenceContext:
             self.sparse_data_ = in_sparse
         if self.symbolic_ is None:
             self.symbolic_ = in_sym
+        return self.input_data_, self.sparse_data_, self.symbolic_
 
     # -- inputs ---------------------------------------------------------------------
     @property
@@ -162,26 +163,29 @@ class InferenceContext:
 
     def input_data(self, i: int):
         """The input's constant value (`ConstTensor`), if it is a small constant."""
-        if self.input_data_ is None:
-            self._derive()
-        if i >= len(self.input_data_):
+        data = self.input_data_
+        if data is None:
+            data = self._derive()[0]
+        if i >= len(data):
             raise HardError(f"Input {i} is out of bounds.")
-        return self.input_data_[i]
+        return data[i]
 
     def input_sparse_data(self, i: int):
-        if self.sparse_data_ is None:
-            self._derive()
-        if i >= len(self.sparse_data_):
+        data = self.sparse_data_
+        if data is None:
+            data = self._derive()[1]
+        if i >= len(data):
             raise HardError(f"Input {i} is out of bounds.")
-        return self.sparse_data_[i]
+        return data[i]
 
     def symbolic_input(self, i: int):
         """The input's value as computed by data propagation (a tuple of dims), or None."""
-        if self.symbolic_ is None:
-            self._derive()
-        if i >= len(self.symbolic_):
+        data = self.symbolic_
+        if data is None:
+            data = self._derive()[2]
+        if i >= len(data):
             raise HardError(f"Input {i} is out of bounds.")
-        return self.symbolic_[i]
+        return data[i]
 
     # -- attributes -------------------------------------------------------------------
     def attr(self, name: str):

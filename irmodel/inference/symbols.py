@@ -17,7 +17,7 @@ class SymbolTable:
 
     __slots__ = ("_used", "_next", "_pending")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._used: set = set()
         self._next = 0
         self._pending: list = []  # callables that add names; run before the first fresh name
