@@ -33,30 +33,46 @@ class NodeView:
     AttributeBinder.  Graph attributes keep the binding for their own nodes.
     """
 
-    __slots__ = ("proto", "op_type", "domain", "name", "overload", "inputs", "outputs", "attrs", "index",
+    __slots__ = ("proto", "op_type", "domain", "name", "overload", "inputs", "outputs", "_attrs", "index",
                  "binding")
 
     def __init__(self, proto, index: int, binding=None):
+        # Hot (once per node): strings are read as they are unless the decoder kept
+        # invalid UTF-8 as bytes; inputs and outputs are the node's own lists (never
+        # changed here); attributes are gathered on first use (most rules read none).
         self.proto = proto
-        self.op_type = text(proto.op_type)
-        self.domain = text(proto.domain)
-        self.name = text(proto.name)
-        self.overload = text(proto.overload)
-        self.inputs = list(proto.input)
-        self.outputs = list(proto.output)
+        v = proto.op_type
+        self.op_type = v if type(v) is str else text(v)
+        v = proto.domain
+        self.domain = v if type(v) is str else text(v)
+        v = proto.name
+        self.name = v if type(v) is str else text(v)
+        v = proto.overload
+        self.overload = v if type(v) is str else text(v)
+        self.inputs = proto.input
+        self.outputs = proto.output
         self.index = index
         self.binding = binding
-        attrs = {}
-        for a in proto.attribute:
-            ref = a.ref_attr_name
-            if ref and binding is not None:
-                value = binding.get(ref)
-                if value is None:
-                    continue
-                attrs[a.name] = value
-            else:
-                attrs[a.name] = a
-        self.attrs = attrs
+        self._attrs: dict | None = None
+
+    @property
+    def attrs(self) -> dict:
+        """Attribute name -> `AttributeProto` (bound ones through ``binding``), made on first use."""
+        attrs = self._attrs
+        if attrs is None:
+            attrs = {}
+            binding = self.binding
+            for a in self.proto.attribute:
+                ref = a.ref_attr_name
+                if ref and binding is not None:
+                    value = binding.get(ref)
+                    if value is None:
+                        continue
+                    attrs[a.name] = value
+                else:
+                    attrs[a.name] = a
+            self._attrs = attrs
+        return attrs
 
     def describe(self) -> str:
         """``node 3 (op_type:Relu, node name: n1)``: the reference's prefix of a node's error, with its index."""
@@ -75,8 +91,11 @@ class InferenceContext:
     __slots__ = ("node", "input_types", "input_data_", "sparse_data_", "symbolic_", "outputs", "scope",
                  "unbound", "_inferencers", "opset_version")
 
-    def __init__(self, node: NodeView, input_types: list, input_data: list, sparse_data: list, symbolic: list,
-                 scope=None, unbound=None, opset_version: int = 0):
+    def __init__(self, node: NodeView, input_types: list, input_data: list | None = None,
+                 sparse_data: list | None = None, symbolic: list | None = None, scope=None, unbound=None,
+                 opset_version: int = 0):
+        # ``input_data``, ``sparse_data`` and ``symbolic`` may be None: each is then read
+        # from the scope on first use (most rules read none of them; see `_derive`).
         self.node = node
         self.input_types = input_types
         self.input_data_ = input_data
@@ -87,6 +106,33 @@ class InferenceContext:
         self.unbound = unbound
         self._inferencers: dict[str, Any] | None = None  # attribute name -> GraphInferencer
         self.opset_version = opset_version
+
+    def _derive(self) -> tuple:
+        """The inputs' constant values, sparse values and propagated values, from the scope.
+
+        Each input has at most one: a constant hides a sparse value, either hides a
+        propagated one (as the scope's tables were read when the context was made).
+        """
+        scope = self.scope
+        const, sparse, shape_data = scope.const_data, scope.sparse_data, scope.shape_data
+        in_data, in_sparse, in_sym = [], [], []
+        for name in self.node.inputs:
+            c = const.get(name)
+            in_data.append(c)
+            if c is None:
+                s = sparse.get(name)
+                in_sparse.append(s)
+                in_sym.append(shape_data.get(name) if s is None else None)
+            else:
+                in_sparse.append(None)
+                in_sym.append(None)
+        if self.input_data_ is None:
+            self.input_data_ = in_data
+        if self.sparse_data_ is None:
+            self.sparse_data_ = in_sparse
+        if self.symbolic_ is None:
+            self.symbolic_ = in_sym
+        return self.input_data_, self.sparse_data_, self.symbolic_
 
     # -- inputs ---------------------------------------------------------------------
     @property
@@ -99,9 +145,10 @@ class InferenceContext:
 
     def input_type(self, i: int):
         """The input's type, None when unknown; an index past the inputs is a hard error."""
-        if i >= len(self.input_types):
+        types = self.input_types
+        if i >= len(types):
             raise HardError(f"Input {i} is out of bounds.")
-        return self.input_types[i]
+        return types[i]
 
     def has_input(self, i: int) -> bool:
         """Structural presence: the node names a (non-empty, bound) input at ``i``."""
@@ -116,20 +163,29 @@ class InferenceContext:
 
     def input_data(self, i: int):
         """The input's constant value (`ConstTensor`), if it is a small constant."""
-        if i >= len(self.input_data_):
+        data = self.input_data_
+        if data is None:
+            data = self._derive()[0]
+        if i >= len(data):
             raise HardError(f"Input {i} is out of bounds.")
-        return self.input_data_[i]
+        return data[i]
 
     def input_sparse_data(self, i: int):
-        if i >= len(self.sparse_data_):
+        data = self.sparse_data_
+        if data is None:
+            data = self._derive()[1]
+        if i >= len(data):
             raise HardError(f"Input {i} is out of bounds.")
-        return self.sparse_data_[i]
+        return data[i]
 
     def symbolic_input(self, i: int):
         """The input's value as computed by data propagation (a tuple of dims), or None."""
-        if i >= len(self.symbolic_):
+        data = self.symbolic_
+        if data is None:
+            data = self._derive()[2]
+        if i >= len(data):
             raise HardError(f"Input {i} is out of bounds.")
-        return self.symbolic_[i]
+        return data[i]
 
     # -- attributes -------------------------------------------------------------------
     def attr(self, name: str):
@@ -153,6 +209,8 @@ class InferenceContext:
         if self.scope is None:
             raise fail_type("GraphProto attribute inferencing is not enabled in this InferenceContextImpl "
                             "instance.")
+        if self.input_data_ is None or self.sparse_data_ is None or self.symbolic_ is None:
+            self._derive()  # before a sub-graph adds propagated values to the shared table
         if self._inferencers is None:
             self._inferencers = {}
         inf = self._inferencers.get(attr_name)

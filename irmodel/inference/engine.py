@@ -88,7 +88,7 @@ class GraphRecord:
 class Run:
     """State shared by every scope of one inference call."""
 
-    __slots__ = ("options", "symbols", "functions", "active", "records", "missing", "depth", "explain")
+    __slots__ = ("options", "symbols", "functions", "active", "records", "missing", "depth", "explain", "ops")
 
     def __init__(self, options: Options, symbols: SymbolTable | None, functions: dict):
         self.options = options
@@ -99,6 +99,23 @@ class Run:
         self.missing: set[tuple[str, str, int]] = set()  # (domain, op_type, since_version)
         self.depth = 0
         self.explain = None  # an explain.Explainer told about each node, when asked for
+        # (domain, op_type, opset version) -> (schema, inference fn, propagation fn): the
+        # lookups of a node's rules, made once per operator and version (`op_rules`).
+        self.ops: dict = {}
+
+    def op_rules(self, domain: str, op_type: str, version: int) -> tuple:
+        key = (domain, op_type, version)
+        rules = self.ops.get(key)
+        if rules is None:
+            schema = schemas.get_schema(op_type, version, domain)
+            fn = prop = None
+            if schema is not None:
+                if schema.has_type_and_shape_inference_function:
+                    fn = registry.inference_function(domain, op_type, schema.since_version)
+                if schema.has_data_propagation_function:
+                    prop = registry.propagation_function(domain, op_type, schema.since_version)
+            rules = self.ops[key] = (schema, fn, prop)
+        return rules
 
 
 def function_id(domain: str, name: str, overload: str) -> str:
@@ -132,7 +149,8 @@ class Scope:
         if inferred is None or inferred is UNSET:
             return
         symbols = self.run.symbols
-        if symbols is not None:
+        if symbols is not None and not (type(inferred) is TensorType and
+                                        (inferred.shape is None or None not in inferred.shape)):
             inferred = materialize(inferred, symbols)
         slot = self.types.get(name)
         if slot is not None:
@@ -181,11 +199,8 @@ class Scope:
                     t = t[0]
                 if t is not None:
                     symbols.add_from_type(t)
-            nodes = list(nodes)  # read once: the same views serve the pass below
-            for node in nodes:
-                for a in node.attribute:
-                    if a.HasField("g"):
-                        add_graph_symbols(a.g, symbols)
+            # The names in the nodes' sub-graphs matter only once a fresh name is made.
+            symbols.defer(lambda table: _add_node_graph_symbols(nodes, table))
         for field, i, vi, t in declared:
             if type(t) is tuple:  # a sub-graph input merged with the type its node gives
                 slot = Slot(t[0], [t[2]])
@@ -205,6 +220,8 @@ class Scope:
             t = SparseTensorType(values.data_type, tuple(sparse.dims))
             self.sparse_data[name] = sparse
             self._seed_initializer(name, t)
+        if len(nodes) > 1:
+            nodes[0]  # the first read makes the node decoder; the loop below then binds it, not its stub
         for index, node in enumerate(nodes):
             self.process_node(NodeView(node, index, binding))
 
@@ -237,37 +254,28 @@ class Scope:
         return version
 
     def make_context(self, node: NodeView, version: int = 0) -> InferenceContext:
-        types = self.types
-        const = self.const_data
-        sparse = self.sparse_data
-        shape_data = self.shape_data
-        in_types, in_data, in_sparse, in_sym = [], [], [], []
-        for name in node.inputs:
-            slot = types.get(name)
-            in_types.append(slot.type if slot is not None else None)
-            c = const.get(name)
-            in_data.append(c)
-            if c is None:
-                s = sparse.get(name)
-                in_sparse.append(s)
-                in_sym.append(shape_data.get(name) if s is None else None)
-            else:
-                in_sparse.append(None)
-                in_sym.append(None)
+        """The node's context: input types now, constant and propagated values on first use."""
+        get = self.types.get
+        in_types = [None if (slot := get(name)) is None else slot.type for name in node.inputs]
         symbolic = self.run.options.symbolic
         if symbolic:
             in_types = symbolic.resolve_types(in_types)
-        return InferenceContext(node, in_types, in_data, in_sparse, in_sym, self, self.unbound, version)
+        return InferenceContext(node, in_types, None, None, None, self, self.unbound, version)
 
     def process_node(self, node: NodeView) -> None:
-        version = self._opset_version(node)
-        schema = schemas.get_schema(node.op_type, version, node.domain)
-        ctx = self.make_context(node, version)
+        version = self.opsets.get(node.domain)
+        if version is None:
+            version = self._opset_version(node)
         run = self.run
+        schema, fn, prop = run.op_rules(node.domain, node.op_type, version)
+        get = self.types.get  # `make_context`, inlined (once per node)
+        in_types = [None if (slot := get(name)) is None else slot.type for name in node.inputs]
+        if run.options.symbolic:
+            in_types = run.options.symbolic.resolve_types(in_types)
+        ctx = InferenceContext(node, in_types, None, None, None, self, self.unbound, version)
         try:
             if schema is not None:
                 if schema.has_type_and_shape_inference_function:
-                    fn = registry.inference_function(node.domain, node.op_type, schema.since_version)
                     if fn is None:
                         run.missing.add((node.domain, node.op_type, schema.since_version))
                         if schemas.beyond_reference(schema):
@@ -303,17 +311,16 @@ class Scope:
                 self.process_call(node, fn, ctx)
             if run.explain is not None:
                 run.explain.node(self, node, ctx, schema=schema)
+            outs = ctx.outputs
             for i, name in enumerate(node.outputs):
                 if name:
-                    self.update_type(name, ctx.outputs[i])
-            self.process_constant(node)
+                    self.update_type(name, outs[i])
+            if node.op_type == "Constant":
+                self.process_constant(node)
             if run.options.symbolic:
                 run.options.symbolic.propagate(node, self)
-            elif run.options.data_prop and schema is not None and schema.has_data_propagation_function:
-                prop = registry.propagation_function(node.domain, node.op_type, schema.since_version)
-                if prop is not None:
-                    from .dataprop import PropagationContext  # noqa: PLC0415
-                    prop(PropagationContext(node, self))
+            elif prop is not None and run.options.data_prop:
+                prop(_propagation_context()(node, self))
         except NodeInferenceError as exc:
             if not self.unsupported:
                 self.errors.append((f"{node.describe()}: {exc}", node, exc.kind))
@@ -424,6 +431,26 @@ class Scope:
             if slot is not None:
                 ctx.output(i)  # an output the caller does not have is a hard error
                 ctx.set_output(i, slot.type)
+
+
+def _propagation_context():
+    """`dataprop.PropagationContext` (imported on first use, then kept)."""
+    global _PropagationContext
+    if _PropagationContext is None:
+        from .dataprop import PropagationContext  # noqa: PLC0415
+        _PropagationContext = PropagationContext
+    return _PropagationContext
+
+
+_PropagationContext = None
+
+
+def _add_node_graph_symbols(nodes, symbols: SymbolTable) -> None:
+    """The names used in the graphs held by ``nodes``' attributes (see `add_graph_symbols`)."""
+    for node in nodes:
+        for a in node.attribute:
+            if a.HasField("g"):
+                add_graph_symbols(a.g, symbols)
 
 
 def _bound_attributes(node: NodeView):

@@ -15,11 +15,26 @@ from .types import MapType, OptionalType, SequenceType, SparseTensorType, Tensor
 class SymbolTable:
     """The set of names in use and the counter of the next fresh one."""
 
-    __slots__ = ("_used", "_next")
+    __slots__ = ("_used", "_next", "_pending")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._used: set = set()
         self._next = 0
+        self._pending: list = []  # callables that add names; run before the first fresh name
+
+    def defer(self, add_names) -> None:
+        """Run ``add_names(self)`` before the next fresh name is made.
+
+        Collecting the names used in a graph's sub-graphs means decoding every attribute
+        of every node; most models never need a fresh name, and the set is read only by
+        `create_new`, so the collection waits until then (same names, same result).
+        """
+        self._pending.append(add_names)
+
+    def _flush(self) -> None:
+        pending = self._pending
+        while pending:
+            pending.pop(0)(self)
 
     def add(self, name: str) -> None:
         self._used.add(name)
@@ -39,6 +54,8 @@ class SymbolTable:
                 self.add_from_type(t.value)
 
     def create_new(self, prefix: str = "unk__") -> str:
+        if self._pending:
+            self._flush()
         used = self._used
         while True:
             name = f"{prefix}{self._next}"

@@ -86,6 +86,14 @@ class TensorType(_TypeBase):
     def _key(self) -> tuple:
         return (self.elem, self.shape)
 
+    # The base class's, inlined: types are hashed and compared once per value (merging,
+    # the serialized-type cache), the commonest ones tensors.
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.elem == other.elem and self.shape == other.shape
+
+    def __hash__(self) -> int:
+        return hash((self.elem, self.shape))
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.elem!r}, {self.shape!r})"
 
@@ -333,6 +341,33 @@ def _type_bytes(t) -> bytes:
 def value_info_bytes(name: str, t) -> bytes:
     """A serialized `ValueInfoProto` with ``name`` and type ``t``."""
     return _field(1, _utf8(name)) + _field(2, type_bytes(t))
+
+
+_SHORT = [bytes((n,)) for n in range(128)]  # one-byte varints
+
+
+def value_infos_in_model_bytes(entries) -> bytes:
+    """A serialized ModelProto whose graph holds one ValueInfoProto per ``(name, type)``.
+
+    So that many new entries are opened with one decode (`api._write_back`), at the
+    depth a graph's entries have in a model.  Same bytes per entry as `value_info_bytes`.
+    """
+    short = _SHORT
+    typed: dict = {}  # id(type) -> (type, field 2 with its tag); the type is kept alive meanwhile
+    parts = []
+    for name, t in entries:
+        hit = typed.get(id(t))
+        if hit is None:
+            tb = type_bytes(t)
+            n = len(tb)
+            hit = typed[id(t)] = (t, b"\x12" + (short[n] if n < 128 else _varint(n)) + tb)
+        nb = name.encode("utf-8", "surrogateescape") if type(name) is str else name
+        n = len(nb)
+        body = b"\x0a" + (short[n] if n < 128 else _varint(n)) + nb + hit[1]
+        n = len(body)
+        parts.append(b"\x6a" + (short[n] if n < 128 else _varint(n)) + body)  # GraphProto.value_info (13)
+    graph = b"".join(parts)
+    return _field(7, graph)  # ModelProto.graph
 
 
 def format_type(t) -> str:
