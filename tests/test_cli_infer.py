@@ -112,3 +112,41 @@ def test_full_check_verdicts_agree_with_the_reference_on_the_node_corpus(node_co
             if _reference_verdict(data) != _our_verdict(data):
                 differ.append(name)
     assert differ == []
+
+
+def _concat_model(tmp_path) -> str:
+    """Concat of a (5, 2) constant and an (N, 2) input: the reference names the result's
+    first dim afresh; symbolic inference writes ``N + 5``."""
+    x = oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 2])
+    y = oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    c = oh.make_tensor("c", onnx.TensorProto.FLOAT, [5, 2], [0.0] * 10)
+    node = oh.make_node("Concat", ["c", "x"], ["y"], axis=0)
+    model = oh.make_model(oh.make_graph([node], "g", [x], [y], [c]), opset_imports=[oh.make_opsetid("", 18)])
+    path = str(tmp_path / "concat.onnx")
+    onnx.save(model, path)
+    return path
+
+
+def test_infer_symbolic_prints_what_the_api_infers(tmp_path, capsys):
+    path = _concat_model(tmp_path)
+    status, out, _ = _run(capsys, "infer", path, "--symbolic", "--json")
+    assert status == 0
+    printed = {v["name"]: v for v in json.loads(out)}
+    api = irmodel.infer_shapes(irmodel.load(path), symbolic=True)
+    (y,) = [v for v in api.graph.output if v.name == "y"]
+    expected = [d.dim_param or d.dim_value for d in y.type.tensor_type.shape.dim]
+    assert expected == ["N + 5", 2]
+    assert json.dumps(printed["y"]).count("N + 5") == 1
+    # without --symbolic the sum is a fresh name, as the reference gives it
+    status, out, _ = _run(capsys, "infer", path, "--json")
+    assert status == 0 and "N + 5" not in out
+    ref = _reference_types(onnx.load(path))
+    assert [r for r in ref if r[1] == "y"][0][2][1][0] not in ("N + 5", None)
+
+
+def test_infer_explain_symbolic_has_nothing_lost_where_the_sum_is_known(tmp_path, capsys):
+    path = _concat_model(tmp_path)
+    status, out, _ = _run(capsys, "infer", path, "--explain", "--json")
+    assert status == 0 and '"y"' in out
+    status, out, _ = _run(capsys, "infer", path, "--explain", "--symbolic", "--json")
+    assert status == 0 and '"y"' not in out

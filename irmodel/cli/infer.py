@@ -1,4 +1,4 @@
-"""``irmodel infer PATH [-o OUT] [--strict] [--check-type] [--data-prop] [--json] [--explain]``: shape inference.
+"""``irmodel infer PATH [-o OUT] [--strict] [--check-type] [--data-prop] [--symbolic] [--json] [--explain]``: shape inference.
 
 Without ``-o``, prints the type of every value of the main graph (inputs, the values
 inference typed, outputs), one line each or as JSON; with ``-o``, writes the model with
@@ -33,6 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also check every node's input types against its schema's type constraints")
     c.add_argument("--data-prop", action="store_true",
                    help="propagate small constant values (shape computations) as the reference's data_prop")
+    c.add_argument("--symbolic", action="store_true",
+                   help="dims as expressions over the model's dim names (past + seq, 2*seq), "
+                        "small integer values propagated through shape arithmetic (implies --data-prop)")
     c.add_argument("--json", action="store_true", help="print the types as a JSON list")
     c.add_argument("--explain", action="store_true",
                    help="list each value with an unknown type or dim, the node where it was lost and why, "
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.explain:
         return _explain(model, args)
     inferred = infer_shapes(model, check_type=args.check_type, strict_mode=args.strict,
-                            data_prop=args.data_prop)
+                            data_prop=args.data_prop, symbolic=args.symbolic)
     if args.output:
         from .. import save  # noqa: PLC0415
 
@@ -83,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 def _explain(model: Any, args: argparse.Namespace) -> int:
     from ..inference import explain  # noqa: PLC0415
 
-    result = explain(model, data_prop=args.data_prop)
+    result = explain(model, data_prop=args.data_prop, symbolic=args.symbolic)
     if args.json:
         json.dump(json_ready(result.as_dict()), sys.stdout, indent=2, ensure_ascii=True)
         sys.stdout.write("\n")
