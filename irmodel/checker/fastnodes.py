@@ -35,8 +35,9 @@ _LONGEST = 127  # names and fields up to this many bytes: a one-byte length
 def node_pattern():
     """A NodeProto in canonical field order, compiled on first use (`re` is imported then).
 
-    Groups: the input fields, the output fields, the op_type field, the attribute fields,
-    the domain field.  Each field is its tag, a one-byte length and exactly that many
+    Groups: 1 the input fields, 2 the output fields, 3 the node's kind (op_type to domain:
+    everything but its names), within it 4 the op_type field, 5 the attribute fields, 6 the
+    domain field.  Each field is its tag, a one-byte length and exactly that many
     bytes: a length byte selects the branch of the same length (and the first match is
     the only one: the branches are atomic, the repetitions possessive).
     """
@@ -48,10 +49,10 @@ def node_pattern():
         node = (rb"((?:\x0a" + field + rb")*+)"      # input
                 rb"((?:\x12" + field + rb")*+)"      # output
                 rb"(?:\x1a" + field + rb")?+"        # name
-                rb"(\x22" + field + rb")"            # op_type
+                rb"((\x22" + field + rb")"           # op_type
                 rb"((?:\x2a" + field + rb")*+)"      # attribute
                 rb"(?:\x32" + field + rb")?+"        # doc_string
-                rb"(\x3a" + field + rb")?+")         # domain
+                rb"(\x3a" + field + rb")?+)")        # domain
         _PATTERNS.append(re.compile(node, re.S))
     return _PATTERNS[0]
 

@@ -10,6 +10,8 @@ graphs, which the decoder bounds (`G209` guards models built in memory).
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from wirefmt import MAX_DEPTH, DecodeError
 from wirefmt.message import exact_span, item_spans
 
@@ -209,45 +211,44 @@ class Walker:
         state = _FastState(self, nodes, src, spans, ctx, lex, path, depth)
         names = state.names
         parent_has = state.parent_has
-        match = node_pattern().fullmatch
         get = state.verdicts.get
         one = self._one_node
-        for k in range(len(spans) >> 1):
-            m = match(src, spans[2 * k], spans[2 * k + 1])
+        matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+        for k, m in enumerate(matches):
             if m is not None:
-                ins, outs, op, attrs, domain = m.groups(b"")
+                ins, outs, kind = m.group(1, 2, 3)
                 try:  # one name: inline (most nodes have one output, many one input)
                     if ins and ins[1] + 2 == len(ins):
-                        in_names = [ins[2:].decode()]
+                        in_names = (ins[2:].decode(),)
                         in_shape = b"i" if in_names[0] else b"i\x00"
                     else:
                         in_names = names_of(ins)
                         in_shape = skeleton(in_names)
                     if outs and outs[1] + 2 == len(outs):
-                        out_names = [outs[2:].decode()]
-                        out_shape = b"i" if out_names[0] else b"i\x00"
+                        out_name = outs[2:].decode()
+                        out_names = None
+                        out_shape = b"i" if out_name else b"i\x00"
                     else:
                         out_names = names_of(outs)
                         out_shape = skeleton(out_names)
                 except UnicodeDecodeError:
                     in_names = None
                 if in_names is not None:
-                    key = (op, domain, attrs, in_shape, out_shape)
+                    key = (kind, in_shape, out_shape)
                     ok = get(key)
                     if ok is None:
-                        ok = state.verdict(k, key)
+                        ok = state.verdict(k, key, m.group(4, 6, 5))
                     if ok:
                         for name in in_names:
                             if name and name not in names and (parent_has is None or not parent_has(name)):
                                 ok = False
                                 break
                         if ok:
-                            if len(out_names) == 1:
-                                name = out_names[0]
-                                if not name:
+                            if out_names is None:
+                                if not out_name:
                                     continue
-                                if name not in names and (parent_has is None or not parent_has(name)):
-                                    names.add(name)
+                                if out_name not in names and (parent_has is None or not parent_has(out_name)):
+                                    names.add(out_name)
                                     continue
                             elif _outputs_new(out_names, names, parent_has):
                                 names.update(filter(None, out_names))
@@ -470,15 +471,16 @@ class _FastState:
         self.verdicts: dict = {}  # kind key (attributes as bytes) -> no problem
         self.by_kinds: dict = {}  # kind key (attributes as `attribute_kinds`) -> no problem
 
-    def verdict(self, k: int, key: tuple) -> bool:
+    def verdict(self, k: int, key: tuple, parts: tuple) -> bool:
         """Whether node ``k``'s own and schema rules find no problem: by the full path, run
-        once per kind (attributes compared by `attribute_kinds`) against a scratch reporter."""
-        op, domain, attrs, n_in, n_out = key
+        once per kind (attributes compared by `attribute_kinds`) against a scratch reporter.
+        ``key`` is the node's kind key, ``parts`` its op_type, domain and attribute fields."""
+        op, domain, attrs = parts
         kinds = attribute_kinds(attrs) if attrs else ()
         if kinds is None:
             ok = False
         else:
-            key2 = (op, domain, kinds, n_in, n_out)
+            key2 = (op, domain or b"", kinds, key[1], key[2])
             ok = self.by_kinds.get(key2)
             if ok is None:
                 walker = self.walker
