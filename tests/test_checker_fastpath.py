@@ -161,3 +161,27 @@ def test_big_graph_fast_path_is_taken(monkeypatch):
     monkeypatch.setattr(checker_graph.Walker, "_node", counting)
     irmodel.check_model(model.SerializeToString())
     assert 0 < len(calls) < 200
+
+
+def test_node_pattern_cache(tmp_path, monkeypatch):
+    """The compiled node pattern is kept in the code cache, used again only for the same
+    source, and a damaged entry falls back to compiling."""
+    import re
+
+    from irmodel import codecache
+    from irmodel.checker import fastnodes
+
+    cache = codecache.FileCodeCache(str(tmp_path))
+    monkeypatch.setattr(codecache, "DEFAULT", cache)
+    source, sample = rb"((?:\x0a(?>\x01.|\x02..))*+)(\x22.)?", b"\x0a\x01a\x0a\x02bc\x22x"
+    expected = re.compile(source, re.S).fullmatch(sample).groups()
+    first = fastnodes._compiled(source, re.S)
+    second = fastnodes._compiled(source, re.S)
+    assert (cache.saved, cache.hits) == (1, 1)
+    assert first.fullmatch(sample).groups() == second.fullmatch(sample).groups() == expected
+    for entry in os.listdir(cache.directory):
+        with open(os.path.join(cache.directory, entry), "wb") as fh:
+            fh.write(b"\x00damaged")
+    assert fastnodes._compiled(source, re.S).fullmatch(sample).groups() == expected
+    other = fastnodes._compiled(source + b"?", re.S)  # another source: compiled for itself
+    assert other.pattern == source + b"?"
