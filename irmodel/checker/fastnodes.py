@@ -110,9 +110,14 @@ def skeleton(names: list) -> bytes:
 def names_of(fields: bytes) -> list:
     """The names in a run of well-formed string fields of one-byte lengths (UTF-8 or
     UnicodeDecodeError)."""
+    end = len(fields)
+    if not end:
+        return []
+    a = fields[1] + 2
+    if a + 2 <= end and a + 2 + fields[a + 1] == end:  # two names: inline
+        return [fields[2:a].decode(), fields[a + 2:].decode()]
     out = []
     pos = 0
-    end = len(fields)
     while pos < end:
         a = pos + 2
         pos = a + fields[pos + 1]

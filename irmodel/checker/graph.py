@@ -223,7 +223,7 @@ class Walker:
                         in_shape = b"i" if in_names[0] else b"i\x00"
                     else:
                         in_names = names_of(ins)
-                        in_shape = skeleton(in_names)
+                        in_shape = b"i" * len(in_names) if "" not in in_names else skeleton(in_names)
                     if outs and outs[1] + 2 == len(outs):
                         out_name = outs[2:].decode()
                         out_names = None
