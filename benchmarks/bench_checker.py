@@ -2,6 +2,7 @@
 and (``--what infer``) load + ``infer_shapes(data_prop=True)`` on both sides.
 
     python benchmarks/bench_checker.py [--out DIR] [--repeat N] [--json] [--what check|infer]
+    python benchmarks/bench_checker.py --make-structure PATH [--nodes N]   (run_all.py's generator)
 
 Each side of each model runs in a fresh Python process (started from ``/bin/sh``, so the
 parent's memory high-water mark is not inherited), sides alternating, the order reversed
