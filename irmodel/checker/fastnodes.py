@@ -72,8 +72,8 @@ def _compiled(source: bytes, flags: int):
     flags = int(flags)
     try:
         import marshal  # noqa: PLC0415
-        import _sre  # noqa: PLC0415
-        from re import _compiler, _constants, _parser  # noqa: PLC0415 - Python 3.11+
+        import _sre  # type: ignore[import-not-found]  # noqa: PLC0415
+        from re import _compiler, _constants, _parser  # type: ignore[attr-defined]  # noqa: PLC0415 - 3.11+
 
         from ..codecache import DEFAULT  # noqa: PLC0415
 

@@ -117,7 +117,7 @@ class Walker:
                     "been used as graph input names multiple times.", node)
             names.add(name)
 
-        seen = set()
+        seen: set = set()
         old_ir = ctx.ir_version <= 3
         for i, init in self._initializers(g, ctx, names, seen, path, node):
             ipath = f"{path}.initializer[{i}]"
@@ -175,7 +175,7 @@ class Walker:
         if count >= _FAST_FROM:
             span = exact_span(g)
             spans = item_spans(g, "node") if span is not None else None
-            if spans is not None:
+            if span is not None and spans is not None:
                 self._fast_nodes(nodes, span[0], spans, ctx, lex, path, depth)
                 return
         one = self._one_node
@@ -219,7 +219,7 @@ class Walker:
                 ins, outs, kind = m.group(1, 2, 3)
                 try:  # one name: inline (most nodes have one output, many one input)
                     if ins and ins[1] + 2 == len(ins):
-                        in_names = (ins[2:].decode(),)
+                        in_names = [ins[2:].decode()]
                         in_shape = b"i" if in_names[0] else b"i\x00"
                     else:
                         in_names = names_of(ins)
@@ -267,7 +267,7 @@ class Walker:
         their names are added to ``seen`` and ``names`` as the full path would."""
         span = exact_span(g)
         spans = item_spans(g, "initializer") if span is not None and ctx.ir_version > 3 else None
-        if spans is None or len(spans) < 2 * _FAST_FROM:
+        if span is None or spans is None or len(spans) < 2 * _FAST_FROM:
             yield from self._items(g, "initializer", path, node)
             return
         src = span[0]
@@ -477,6 +477,7 @@ class _FastState:
         ``key`` is the node's kind key, ``parts`` its op_type, domain and attribute fields."""
         op, domain, attrs = parts
         kinds = attribute_kinds(attrs) if attrs else ()
+        ok: bool | None
         if kinds is None:
             ok = False
         else:
