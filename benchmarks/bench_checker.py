@@ -2,6 +2,7 @@
 and (``--what infer``) load + ``infer_shapes(data_prop=True)`` on both sides.
 
     python benchmarks/bench_checker.py [--out DIR] [--repeat N] [--json] [--what check|infer]
+    python benchmarks/bench_checker.py --make-structure PATH [--nodes N]   (run_all.py's generator)
 
 Each side of each model runs in a fresh Python process (started from ``/bin/sh``, so the
 parent's memory high-water mark is not inherited), sides alternating, the order reversed
@@ -266,7 +267,16 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true", help="print every run as JSON instead of a table")
     p.add_argument("--what", choices=("check", "infer"), default="check",
                    help="check_model(path), or load + infer_shapes(data_prop=True) on both sides")
+    p.add_argument("--make-structure", metavar="PATH",
+                   help="only write the valid structure model (run_all.py's generator) and exit")
+    p.add_argument("--nodes", type=int, default=75_000, help="its nodes (with --make-structure)")
     args = p.parse_args(argv)
+    if args.make_structure:
+        import irmodel
+
+        irmodel.save(valid_structure_model(args.nodes), args.make_structure)
+        print(json.dumps({"nodes": args.nodes}))
+        return 0
     env_models = ensure_models(args.out)
     if args.what == "infer":  # every node of the invalid model fails: inference of it means nothing
         env_models = {k: v for k, v in env_models.items() if "invalid" not in k}

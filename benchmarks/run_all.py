@@ -1,6 +1,6 @@
 """Run the whole benchmark suite and regenerate benchmarks/RESULTS.md.
 
-    python benchmarks/run_all.py [--out DIR] [--scale F] [--repeat N] [--results PATH]
+    python benchmarks/run_all.py [--out DIR] [--scale F] [--repeat N] [--results PATH] [--cases A,B]
 
 1. Generates the models into ``DIR`` (default /tmp/irmodel-bench) from fixed seeds, each in
    a process of its own: ``weights.onnx`` (1.5 GiB of weights in one file, under
@@ -18,7 +18,9 @@
 3. Runs each case, every side in a fresh process (`cases.py`), sides alternating, ``N``
    rounds; before each case every model file it uses is read once, untimed (the page
    cache cannot be dropped without root, so every case runs warm instead).
-4. Rewrites the part of ``--results`` (default benchmarks/RESULTS.md) between
+4. ``--cases check,infer`` runs only those cases and prints their block (RESULTS.md is
+   left alone unless ``--results`` names it).
+5. Rewrites the part of ``--results`` (default benchmarks/RESULTS.md) between
    ``<!-- generated:start -->`` and ``<!-- generated:end -->``; text outside is kept.
 
 Peak RSS is each child's ``ru_maxrss``.  Linux carries a parent's RSS high-water mark into
@@ -62,6 +64,10 @@ RESNET50 = {"width": 64, "classes": 1000}
 #: What each case runs on (keys of the models `ensure_models` makes).
 INSPECT_MODELS = ("weights", "gpt2", "resnet50", "gpt2_external")
 WALK_MODELS = ("structure", "gpt2", "resnet50", "gpt2_external")
+#: The checker's and inference's models: ``structure_valid`` is the 75,000-node model made
+#: valid (`bench_checker.valid_structure_model`: ``structure`` breaks a rule at every node
+#: on purpose, so a check of it measures reporting 137,000 problems against stopping at one).
+CHECK_MODELS = INFER_MODELS = ("structure_valid", "gpt2", "resnet50", "gpt2_external")
 #: Models whose weights are external: the reference side opens them with load_external_data=False.
 EXTERNAL_MODELS = ("gpt2_external",)
 #: Runs of `python -X importtime -c "import irmodel"` per --repeat (start-up is quick and noisy).
@@ -198,6 +204,19 @@ def ensure_models(out_dir: str, scale: float) -> dict:
     params = {"kind": "structure", "nodes": nodes, "seed": SEED, "generator_sha1": gen_sha1}
     models["structure"] = _ensure(path_s, params, lambda: (
         _run_generator("structure", path_s, ["--nodes", str(nodes), "--seed", str(SEED)]), [path_s]))
+
+    path_v = os.path.join(out_dir, "checker", "structure_valid.onnx")
+    checker_sha1 = _source_sha1(os.path.join(BENCH, "bench_checker.py"))
+    params = {"kind": "structure_valid", "nodes": nodes, "generator_sha1": checker_sha1}
+
+    def gen_valid():
+        cmd = [sys.executable, os.path.join(BENCH, "bench_checker.py"), "--make-structure", path_v,
+               "--nodes", str(nodes)]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode:
+            raise SystemExit(f"generating {path_v} failed:\n{out.stderr}")
+        return {**json.loads(out.stdout.strip().splitlines()[-1]), "payload_bytes": 64 * -(-nodes // 10)}, [path_v]
+    models["structure_valid"] = _ensure(path_v, params, gen_valid)
 
     ext_dir = os.path.join(out_dir, "external")
     path_e = os.path.join(ext_dir, "model.onnx")
@@ -432,6 +451,33 @@ def case_startup(launcher: Launcher, models: dict, repeat: int) -> dict:
     return {"n": n, "whole": runs, "import": totals}
 
 
+def _check_or_infer(launcher: Launcher, models: dict, repeat: int, case: str, keys: tuple,
+                    scratch: str) -> dict:
+    """``check``: ``irmodel.check_model(path)`` against ``onnx.checker.check_model(path)``;
+    ``infer``: ``irmodel.infer_shapes`` against ``onnx.shape_inference.infer_shapes(...,
+    data_prop=True)`` (``infer_shapes_path`` for a file over 2 GiB), each side on the model
+    as loaded without its external data."""
+    out: dict = {}
+    for key in keys:
+        model = models[key]
+        path = model["path"]
+        ref_args = (os.path.join(scratch, "inferred.onnx"),) if case == "infer" else ()
+        warm([path])
+        runs = rounds([("ours", lambda: child(launcher, case, "ours", path)),
+                       ("reference", lambda: child(launcher, case, "reference", path, *ref_args))], repeat)
+        anon = memory_runs(launcher, case, ["ours", "reference"], path, extra={"reference": ref_args})
+        field = "verdict" if case == "check" else "value_infos"
+        out[key] = {"ours": {**summarize_runs(runs["ours"]), "peak_anon_kb": anon["ours"]},
+                    "reference": {**summarize_runs(runs["reference"]), "peak_anon_kb": anon["reference"]},
+                    "paired": [o["whole"] / r["whole"] for o, r in zip(runs["ours"], runs["reference"])],
+                    "ours_result": sorted({str(r[field]) for r in runs["ours"]}),
+                    "reference_result": sorted({str(r[field]) for r in runs["reference"]})}
+        if case == "check":
+            out[key]["problems"] = runs["ours"][0]["problems"]
+        _remove(os.path.join(scratch, "inferred.onnx"))
+    return {"models": out}
+
+
 class Context:
     """What a case function gets: the launcher, the models, the number of rounds, a scratch directory."""
 
@@ -448,6 +494,8 @@ CASES = [
     ("resave", lambda c: case_resave(c.launcher, c.models, c.repeat, c.scratch)),
     ("edit", lambda c: case_edit(c.launcher, c.models, c.repeat, c.scratch)),
     ("external", lambda c: case_external(c.launcher, c.models, c.repeat)),
+    ("check", lambda c: _check_or_infer(c.launcher, c.models, c.repeat, "check", CHECK_MODELS, c.scratch)),
+    ("infer", lambda c: _check_or_infer(c.launcher, c.models, c.repeat, "infer", INFER_MODELS, c.scratch)),
 ]
 
 
@@ -571,10 +619,20 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="/tmp/irmodel-bench", help="where the models are generated (reused)")
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every model's size (0.0001: seconds)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per side of each case; medians are reported")
-    ap.add_argument("--results", default=os.path.join(BENCH, "RESULTS.md"), help="the file to update")
+    ap.add_argument("--results", default=None,
+                    help="the file to update (default benchmarks/RESULTS.md; with --cases, none: the block "
+                         "is printed)")
+    ap.add_argument("--cases", default=None,
+                    help="run only these cases, comma-separated (of: " + ", ".join(n for n, _ in CASES) + ")")
     args = ap.parse_args(argv[1:])
     if args.scale <= 0 or args.repeat < 1:
         ap.error("--scale must be > 0 and --repeat >= 1")
+    selected = [n for n, _ in CASES] if args.cases is None else args.cases.split(",")
+    unknown = sorted(set(selected) - {n for n, _ in CASES})
+    if unknown:
+        ap.error(f"unknown cases: {', '.join(unknown)}")
+    if args.results is None and args.cases is None:
+        args.results = os.path.join(BENCH, "RESULTS.md")
     dont_write = os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None  # children use .pyc
     t_start = time.perf_counter()
     env = environment(argv)
@@ -590,6 +648,8 @@ def main(argv=None) -> int:
     context = Context(launcher, models, args.repeat, scratch)
     try:
         for name, step in CASES:
+            if name not in selected:
+                continue
             print(f"case {name} ...", file=sys.stderr)
             compile_bytecode()  # again before each case: cheap when nothing changed
             cases[name] = step(context)
@@ -602,6 +662,9 @@ def main(argv=None) -> int:
     env["models_how"] = f"generated: {', '.join(made)}" if made else "all reused"
     env["parent_peak_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     block = report.render(env, models, cases, scale=args.scale, repeat=args.repeat)
+    if args.results is None:
+        print(block)
+        return 0
     report.update_results(args.results, block)
     print(f"wrote {args.results} in {env['seconds']:.0f} s", file=sys.stderr)
     return 0

@@ -10,11 +10,15 @@ graphs, which the decoder bounds (`G209` guards models built in memory).
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from wirefmt import MAX_DEPTH, DecodeError
+from wirefmt.message import exact_span, item_spans
 
 from .access import VALUE_FIELD_TYPES as _VALUE_FIELD_TYPES, decode_rest, present_value_fields
 from .context import EXPERIMENTAL_OPS, LexicalScopeContext
-from .problems import short
+from .fastnodes import attribute_kinds, names_of, node_pattern, skeleton, tensor_kind
+from .problems import Reporter, short
 from .tensor import check_sparse_tensor, check_tensor
 
 # The fields whose checks read them whole, per message type; `decode_rest` decodes the
@@ -23,6 +27,11 @@ _NOTHING_READ: frozenset[str] = frozenset()
 _GRAPH_READ = frozenset({"node", "initializer", "sparse_initializer", "input", "output"})
 _NODE_READ = frozenset({"attribute"})
 _ATTRIBUTE_READ = frozenset({"t", "g", "tensors", "graphs", "sparse_tensor", "sparse_tensors"})
+
+# Graphs of at least this many nodes take the fast path (`fastnodes`); the cache of node
+# kinds holds at most `_MAX_KINDS` keys (attributes differing in their values make many).
+_FAST_FROM = 64
+_MAX_KINDS = 4096
 
 # The kinds of TypeProto and the fields each must set, for main-graph inputs and outputs.
 _TYPE_CASE_NUMBER = {"tensor_type": 1, "sequence_type": 4, "map_type": 5, "opaque_type": 7,
@@ -108,9 +117,9 @@ class Walker:
                     "been used as graph input names multiple times.", node)
             names.add(name)
 
-        seen = set()
+        seen: set = set()
         old_ir = ctx.ir_version <= 3
-        for i, init in self._items(g, "initializer", path, node):
+        for i, init in self._initializers(g, ctx, names, seen, path, node):
             ipath = f"{path}.initializer[{i}]"
             name = init.name
             if not name:
@@ -157,36 +166,139 @@ class Walker:
 
     def _nodes(self, g, ctx, lex, path: str, depth: int) -> None:
         add = self.report.add
-        names = lex.names
-        has = lex.this_or_ancestor_graph_has
-        check_node = self._node
         try:
             nodes = g.node
             count = len(nodes)
         except DecodeError as exc:
             add("B001", f"{path}.node", f"cannot be decoded: {exc}")
             return
+        if count >= _FAST_FROM:
+            span = exact_span(g)
+            spans = item_spans(g, "node") if span is not None else None
+            if span is not None and spans is not None:
+                self._fast_nodes(nodes, span[0], spans, ctx, lex, path, depth)
+                return
+        one = self._one_node
         for i, node in _each(nodes, count, self.report, f"{path}.node"):
-            npath = f"{path}.node[{i}]"
+            one(node, ctx, lex, f"{path}.node[{i}]", depth)
+
+    def _one_node(self, node, ctx, lex, npath: str, depth: int) -> None:
+        """The full path of one node in its graph: names in scope, its rules, its outputs."""
+        add = self.report.add
+        names = lex.names
+        has = lex.this_or_ancestor_graph_has
+        try:
+            for j, name in enumerate(node.input):
+                if name and name not in names and not has(name):
+                    add("G206", f"{npath}.input[{j}]",
+                        f"Nodes in a graph must be topologically sorted, however input '{short(name)}' "
+                        f"of node: name: {short(node.name)} OpType: {short(node.op_type)} is not output "
+                        "of any previous nodes.", node)
+            self._node(node, ctx, lex, npath, depth)
+            for j, name in enumerate(node.output):
+                if name:
+                    if name in names or has(name):
+                        add("G207", f"{npath}.output[{j}]",
+                            f"Graph must be in single static assignment (SSA) form, however "
+                            f"'{short(name)}' has been used as output names multiple times.", node)
+                    names.add(name)
+        except DecodeError as exc:
+            add("B001", npath, f"the node cannot be decoded: {exc}")
+
+    def _fast_nodes(self, nodes, src, spans: list, ctx, lex, path: str, depth: int) -> None:
+        """The nodes of a graph read from their bytes (`fastnodes`), the full path only for
+        the first node of each kind and for whatever is unusual; the same problems."""
+        state = _FastState(self, nodes, src, spans, ctx, lex, path, depth)
+        names = state.names
+        parent_has = state.parent_has
+        get = state.verdicts.get
+        one = self._one_node
+        matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+        for k, m in enumerate(matches):
+            if m is not None:
+                ins, outs, kind = m.group(1, 2, 3)
+                try:  # one name: inline (most nodes have one output, many one input)
+                    if ins and ins[1] + 2 == len(ins):
+                        in_names = [ins[2:].decode()]
+                        in_shape = b"i" if in_names[0] else b"i\x00"
+                    else:
+                        in_names = names_of(ins)
+                        in_shape = b"i" * len(in_names) if "" not in in_names else skeleton(in_names)
+                    if outs and outs[1] + 2 == len(outs):
+                        out_name = outs[2:].decode()
+                        out_names = None
+                        out_shape = b"i" if out_name else b"i\x00"
+                    else:
+                        out_names = names_of(outs)
+                        out_shape = skeleton(out_names)
+                except UnicodeDecodeError:
+                    in_names = None
+                if in_names is not None:
+                    key = (kind, in_shape, out_shape)
+                    ok = get(key)
+                    if ok is None:
+                        ok = state.verdict(k, key, m.group(4, 6, 5))
+                    if ok:
+                        for name in in_names:
+                            if name and name not in names and (parent_has is None or not parent_has(name)):
+                                ok = False
+                                break
+                        if ok:
+                            if out_names is None:
+                                if not out_name:
+                                    continue
+                                if out_name not in names and (parent_has is None or not parent_has(out_name)):
+                                    names.add(out_name)
+                                    continue
+                            elif _outputs_new(out_names, names, parent_has):
+                                names.update(filter(None, out_names))
+                                continue
+            npath = f"{path}.node[{k}]"
             try:
-                node_inputs = node.input
-                node_outputs = node.output
-                for j, name in enumerate(node_inputs):
-                    if name and name not in names and not has(name):
-                        add("G206", f"{npath}.input[{j}]",
-                            f"Nodes in a graph must be topologically sorted, however input '{short(name)}' "
-                            f"of node: name: {short(node.name)} OpType: {short(node.op_type)} is not output "
-                            "of any previous nodes.", node)
-                check_node(node, ctx, lex, npath, depth)
-                for j, name in enumerate(node_outputs):
-                    if name:
-                        if name in names or has(name):
-                            add("G207", f"{npath}.output[{j}]",
-                                f"Graph must be in single static assignment (SSA) form, however "
-                                f"'{short(name)}' has been used as output names multiple times.", node)
-                        names.add(name)
+                node = nodes[k]
             except DecodeError as exc:
-                add("B001", npath, f"the node cannot be decoded: {exc}")
+                self.report.add("B001", npath, f"cannot be decoded: {exc}")
+                continue
+            one(node, ctx, lex, npath, depth)
+
+    def _initializers(self, g, ctx, names: set, seen: set, path: str, node):
+        """``(index, TensorProto)`` of the initializers the caller checks in full; those
+        of a kind (`fastnodes.tensor_kind`) whose first one had no problem are taken here:
+        their names are added to ``seen`` and ``names`` as the full path would."""
+        span = exact_span(g)
+        spans = item_spans(g, "initializer") if span is not None and ctx.ir_version > 3 else None
+        if span is None or spans is None or len(spans) < 2 * _FAST_FROM:
+            yield from self._items(g, "initializer", path, node)
+            return
+        src = span[0]
+        inits = g.initializer
+        verdicts: dict = {}
+        for i in range(len(spans) >> 1):
+            read = tensor_kind(src, spans[2 * i], spans[2 * i + 1])
+            if read is not None:
+                name, key = read
+                if name not in seen:
+                    ok = verdicts.get(key)
+                    if ok is None:
+                        scratch = Reporter()
+                        try:
+                            check_tensor(scratch, inits[i], ctx, f"{path}.initializer[{i}]", node)
+                            ok = not scratch.problems
+                        except DecodeError:
+                            ok = False
+                        if len(verdicts) < _MAX_KINDS:
+                            verdicts[key] = ok
+                    if ok:
+                        seen.add(name)
+                        names.add(name)
+                        continue
+            try:
+                item = inits[i]
+                item.name  # noqa: B018 - scanned now, so a decode error is reported here
+            except DecodeError as exc:
+                self.report.add("B001", f"{path}.initializer[{i}]", f"cannot be decoded: {exc}", node)
+                continue
+            yield i, item
 
     def _items(self, msg, field: str, path: str, node) -> list:
         """``[(index, item)]`` of a repeated message field; items that do not decode are
@@ -343,6 +455,71 @@ def _each(seq, count: int, report, path: str):
             report.add("B001", f"{path}[{k}]", f"cannot be decoded: {exc}")
             continue
         yield k, item
+
+
+class _FastState:
+    """What the fast path over one graph's nodes keeps: the scope, the verdict caches."""
+
+    __slots__ = ("walker", "nodes", "src", "spans", "ctx", "lex", "path", "depth", "names",
+                 "parent_has", "verdicts", "by_kinds")
+
+    def __init__(self, walker, nodes, src, spans, ctx, lex, path, depth) -> None:
+        self.walker, self.nodes, self.src, self.spans = walker, nodes, src, spans
+        self.ctx, self.lex, self.path, self.depth = ctx, lex, path, depth
+        self.names = lex.names
+        self.parent_has = _outer_lookup(lex.parent)
+        self.verdicts: dict = {}  # kind key (attributes as bytes) -> no problem
+        self.by_kinds: dict = {}  # kind key (attributes as `attribute_kinds`) -> no problem
+
+    def verdict(self, k: int, key: tuple, parts: tuple) -> bool:
+        """Whether node ``k``'s own and schema rules find no problem: by the full path, run
+        once per kind (attributes compared by `attribute_kinds`) against a scratch reporter.
+        ``key`` is the node's kind key, ``parts`` its op_type, domain and attribute fields."""
+        op, domain, attrs = parts
+        kinds = attribute_kinds(attrs) if attrs else ()
+        ok: bool | None
+        if kinds is None:
+            ok = False
+        else:
+            key2 = (op, domain or b"", kinds, key[1], key[2])
+            ok = self.by_kinds.get(key2)
+            if ok is None:
+                walker = self.walker
+                report = walker.report
+                scratch = walker.report = Reporter()
+                try:
+                    walker._node(self.nodes[k], self.ctx, self.lex, f"{self.path}.node[{k}]", self.depth)
+                    ok = not scratch.problems
+                except DecodeError:
+                    ok = False
+                finally:
+                    walker.report = report
+                self.by_kinds[key2] = ok
+        if len(self.verdicts) < _MAX_KINDS:
+            self.verdicts[key] = ok
+        return ok
+
+
+def _outer_lookup(scope):
+    """``name in`` the enclosing scopes, or None when they are all empty (a main graph)."""
+    chain = []
+    while scope is not None:
+        if scope.names:
+            chain.append(scope)
+        scope = scope.parent
+    if not chain:
+        return None
+    if len(chain) == 1:
+        return chain[0].names.__contains__
+    return chain[0].this_or_ancestor_graph_has
+
+
+def _outputs_new(out_names: list, names: set, parent_has) -> bool:
+    """No output name of a node is defined already, none repeated among them."""
+    given = [name for name in out_names if name]
+    if len(set(given)) != len(given) or not names.isdisjoint(given):
+        return False
+    return parent_has is None or not any(map(parent_has, given))
 
 
 def _domains(imports: dict) -> str:
