@@ -23,6 +23,10 @@ class _ItemRef(_weakref):
 
 
 _ref = _ItemRef
+#: ``(stub, build)``: the first-call stub every class starts with as ``_make_child``, and
+#: the function that replaces it by the generated scanner and returns that (`wirefmt.scan`
+#: sets both; this module cannot import it).
+first_make_child: list = [None, None]
 
 # A message's ``_idx`` says how its parent holds it (see `Message._touch`): an index >= 0
 # is a clean item that its repeated field holds weakly, to be pinned on first change.
@@ -209,7 +213,13 @@ class RepeatedMessages:
         cls, owner, name = self._cls, self._owner, self._name
         make_child = cls._make_child
         ref = _ref
-        forget = self._forget_callback() if len(items) > _WEAK_FROM else None
+        forget = None
+        if len(items) > _WEAK_FROM:
+            forget = self._forget_callback()
+            if make_child is first_make_child[0]:
+                # The type's scanner is not generated yet: generate it now, rather than
+                # go through the first-call stub (held in the local) for every item.
+                make_child = first_make_child[1](cls)
         i = 0
         while i < len(items):
             item = items[i]
