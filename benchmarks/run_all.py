@@ -1,6 +1,7 @@
 """Run the whole benchmark suite and regenerate benchmarks/RESULTS.md.
 
     python benchmarks/run_all.py [--out DIR] [--scale F] [--repeat N] [--results PATH]
+    python benchmarks/run_all.py --case walk [--walk-models structure] --repeat 5 > walk.json
 
 1. Generates the models into ``DIR`` (default /tmp/irmodel-bench) from fixed seeds, each in
    a process of its own: ``weights.onnx`` (1.5 GiB of weights in one file, under
@@ -572,9 +573,16 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every model's size (0.0001: seconds)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per side of each case; medians are reported")
     ap.add_argument("--results", default=os.path.join(BENCH, "RESULTS.md"), help="the file to update")
+    ap.add_argument("--case", action="append", choices=[n for n, _ in CASES], metavar="NAME",
+                    help="run only this case (repeatable: startup, inspect, walk, resave, edit, external) and "
+                         "print its results as JSON instead of updating --results")
+    ap.add_argument("--walk-models", help="with --case walk: a comma-separated subset of "
+                                          f"{','.join(WALK_MODELS)}")
     args = ap.parse_args(argv[1:])
     if args.scale <= 0 or args.repeat < 1:
         ap.error("--scale must be > 0 and --repeat >= 1")
+    if args.walk_models:  # case_walk reads the module constant
+        globals()["WALK_MODELS"] = tuple(k for k in args.walk_models.split(",") if k in WALK_MODELS) or WALK_MODELS
     dont_write = os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None  # children use .pyc
     t_start = time.perf_counter()
     env = environment(argv)
@@ -590,6 +598,8 @@ def main(argv=None) -> int:
     context = Context(launcher, models, args.repeat, scratch)
     try:
         for name, step in CASES:
+            if args.case and name not in args.case:
+                continue
             print(f"case {name} ...", file=sys.stderr)
             compile_bytecode()  # again before each case: cheap when nothing changed
             cases[name] = step(context)
@@ -601,6 +611,9 @@ def main(argv=None) -> int:
     made = [k for k, m in models.items() if m["generated"]]
     env["models_how"] = f"generated: {', '.join(made)}" if made else "all reused"
     env["parent_peak_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if args.case:  # a subset: its results as JSON; RESULTS.md is made from a full run only
+        print(json.dumps({"environment": env, "cases": cases}, indent=1, default=str))
+        return 0
     block = report.render(env, models, cases, scale=args.scale, repeat=args.repeat)
     report.update_results(args.results, block)
     print(f"wrote {args.results} in {env['seconds']:.0f} s", file=sys.stderr)

@@ -75,6 +75,8 @@ def to_dict(msg: Any, preserving_proto_field_name: bool = True) -> dict:
 def from_dict(data: dict, type_name: str = "ModelProto") -> Any:
     """The inverse of `to_dict`; accepts proto field names and lowerCamelCase JSON names."""
     from wirefmt import from_dict as _from_dict  # noqa: PLC0415
+
+    from .io import message_class  # noqa: PLC0415
     return _from_dict(data, message_class(type_name))
 
 

@@ -23,6 +23,7 @@ class _ItemRef(_weakref):
 
 
 _ref = _ItemRef
+_object_new = object.__new__
 #: ``(stub, build)``: the first-call stub every class starts with as ``_make_child``, and
 #: the function that replaces it by the generated scanner and returns that (`wirefmt.scan`
 #: sets both; this module cannot import it).
@@ -115,6 +116,19 @@ class RepeatedScalars(list):
 
     def __reduce__(self):
         return (list, (list(self),))
+
+
+def new_messages(owner: Any, name: str, cls: type[Message], spans: list[int] | None) -> RepeatedMessages:
+    """``RepeatedMessages(owner, name, cls, spans)`` without its ``__init__``: a class whose
+    ``__init__`` is Python code costs several times more to call than these slot stores."""
+    seq = _object_new(RepeatedMessages)
+    seq._owner = owner
+    seq._name = name
+    seq._cls = cls
+    seq._spans = spans
+    seq._items = None if spans is not None else []
+    seq._forget_cb = None
+    return seq
 
 
 def new_repeated(values: Iterable[Any] = (), owner: Any = None, check: Callable | None = None) -> RepeatedScalars:
