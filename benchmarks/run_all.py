@@ -1,6 +1,7 @@
 """Run the whole benchmark suite and regenerate benchmarks/RESULTS.md.
 
     python benchmarks/run_all.py [--out DIR] [--scale F] [--repeat N] [--results PATH] [--cases A,B]
+    python benchmarks/run_all.py --case walk [--walk-models structure] --repeat 5 > walk.json
 
 1. Generates the models into ``DIR`` (default /tmp/irmodel-bench) from fixed seeds, each in
    a process of its own: ``weights.onnx`` (1.5 GiB of weights in one file, under
@@ -620,19 +621,28 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every model's size (0.0001: seconds)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per side of each case; medians are reported")
     ap.add_argument("--results", default=None,
-                    help="the file to update (default benchmarks/RESULTS.md; with --cases, none: the block "
-                         "is printed)")
+                    help="the file to update (default benchmarks/RESULTS.md; with --cases or --case, none: "
+                         "the results are printed)")
     ap.add_argument("--cases", default=None,
-                    help="run only these cases, comma-separated (of: " + ", ".join(n for n, _ in CASES) + ")")
+                    help="run only these cases, comma-separated (of: " + ", ".join(n for n, _ in CASES) + ")"
+                         ", and print their block of RESULTS.md")
+    ap.add_argument("--case", action="append", choices=[n for n, _ in CASES], metavar="NAME",
+                    help="run only this case (repeatable) and print its results as JSON")
+    ap.add_argument("--walk-models", help="with the walk case: a comma-separated subset of "
+                                          f"{','.join(WALK_MODELS)}")
     args = ap.parse_args(argv[1:])
     if args.scale <= 0 or args.repeat < 1:
         ap.error("--scale must be > 0 and --repeat >= 1")
     selected = [n for n, _ in CASES] if args.cases is None else args.cases.split(",")
+    if args.case:
+        selected = list(args.case)
     unknown = sorted(set(selected) - {n for n, _ in CASES})
     if unknown:
         ap.error(f"unknown cases: {', '.join(unknown)}")
-    if args.results is None and args.cases is None:
+    if args.results is None and args.cases is None and not args.case:
         args.results = os.path.join(BENCH, "RESULTS.md")
+    if args.walk_models:  # case_walk reads the module constant
+        globals()["WALK_MODELS"] = tuple(k for k in args.walk_models.split(",") if k in WALK_MODELS) or WALK_MODELS
     dont_write = os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None  # children use .pyc
     t_start = time.perf_counter()
     env = environment(argv)
@@ -661,6 +671,9 @@ def main(argv=None) -> int:
     made = [k for k, m in models.items() if m["generated"]]
     env["models_how"] = f"generated: {', '.join(made)}" if made else "all reused"
     env["parent_peak_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if args.case:  # a subset: its results as JSON; RESULTS.md is made from a full run only
+        print(json.dumps({"environment": env, "cases": cases}, indent=1, default=str))
+        return 0
     block = report.render(env, models, cases, scale=args.scale, repeat=args.repeat)
     if args.results is None:
         print(block)

@@ -1,9 +1,11 @@
 """irmodel: a pure-Python ONNX toolkit on a hand-written protobuf wire-format codec.
 
 ``import irmodel`` needs the standard library only; numpy is imported by the tensor
-functions when first called.  It imports what opening a model needs (the message
-classes, `load`); the rest (`helper`, external data, the checker, inference) is imported
-on first use, through the module ``__getattr__`` below, under the same public names.
+functions when first called.  ``import irmodel`` itself imports nothing: every public
+name is imported from its module on first use, through the module ``__getattr__``
+below (``irmodel.load`` imports `irmodel.io`, which builds the message classes;
+``irmodel.helper`` imports the builders), so a program pays for what it uses, and a
+command line pays for its command only.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .external_write import (convert_model_from_external_data, convert_model_to_external_data,
                                  save_with_external_data, set_external_data, write_external_data_tensors)
     from .inference import InferenceError, infer_node_outputs, infer_shapes, infer_shapes_path
-
-from .errors import DecodeError, EncodeError, ExternalDataError, SourceChangedError, ValidationError
-from .io import dumps, load, loads, message_class
-from wirefmt import ParseError
-from .messages import *  # noqa: F401,F403  (ModelProto, GraphProto, ... and enum wrappers)
-from .messages import CLASSES as _CLASSES
-from .proto import IR_VERSION
+    from . import codecache, errors, io, messages, origin, proto
+    from .errors import DecodeError, EncodeError, ExternalDataError, SourceChangedError, ValidationError
+    from .io import dumps, load, loads, message_class
+    from wirefmt import ParseError
+    from .messages import *  # noqa: F401,F403  (ModelProto, GraphProto, ... and enum wrappers)
+    from .messages import CLASSES, ENUMS, EXPERIMENTAL, STABLE, OperatorStatus, Version
+    from .proto import IR_VERSION, REGISTRY
 
 __version__ = "0.1.0"
 
@@ -73,6 +75,8 @@ def to_dict(msg: Any, preserving_proto_field_name: bool = True) -> dict:
 def from_dict(data: dict, type_name: str = "ModelProto") -> Any:
     """The inverse of `to_dict`; accepts proto field names and lowerCamelCase JSON names."""
     from wirefmt import from_dict as _from_dict  # noqa: PLC0415
+
+    from .io import message_class  # noqa: PLC0415
     return _from_dict(data, message_class(type_name))
 
 
@@ -114,13 +118,39 @@ _LAZY_NAMES = {
                      "save_with_external_data", "set_external_data", "write_external_data_tensors"),
                     "external_write"),
     "helper": "helper",
+    **dict.fromkeys(("DecodeError", "EncodeError", "ValidationError", "ExternalDataError",
+                     "SourceChangedError"), "errors"),
+    **dict.fromkeys(("load", "loads", "dumps", "message_class"), "io"),
+    **dict.fromkeys(("IR_VERSION", "REGISTRY"), "proto"),
+    **dict.fromkeys(("CLASSES", "ENUMS", "EnumType", "build_classes", "Version", "OperatorStatus",
+                     "EXPERIMENTAL", "STABLE"), "messages"),
+    # The message classes without a dot in their name (`irmodel.messages.CLASSES`; a test
+    # checks that this list is exactly those).
+    **dict.fromkeys((
+        "AttributeProto", "ValueInfoProto", "NodeProto", "IntIntListEntryProto",
+        "NodeDeviceConfigurationProto", "ShardingSpecProto", "ShardedDimProto", "SimpleShardedDimProto",
+        "TrainingInfoProto", "ModelProto", "DeviceConfigurationProto", "StringStringEntryProto",
+        "TensorAnnotation", "GraphProto", "TensorProto", "SparseTensorProto", "TensorShapeProto",
+        "TypeProto", "OperatorSetIdProto", "FunctionProto", "SequenceProto", "MapProto",
+        "OptionalProto", "OperatorProto", "OperatorSetProto"), "messages"),
+    # Submodules that ``import irmodel`` imported before it became lazy: still attributes.
+    **{m: m for m in ("codecache", "errors", "io", "messages", "origin", "proto")},
 }
+#: Names defined by another package, imported on first use as well.
+_FOREIGN_NAMES = {"ParseError": "wirefmt"}
+#: The message classes (for ``__all__``): those the lazy table finds in `irmodel.messages`.
+_MESSAGE_NAMES = [n for n, m in _LAZY_NAMES.items() if m == "messages" and n.endswith(("Proto", "Annotation"))]
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY_NAMES.get(name)
     if module is None:
-        raise AttributeError(f"module 'irmodel' has no attribute {name!r}")
+        foreign = _FOREIGN_NAMES.get(name)
+        if foreign is None:
+            raise AttributeError(f"module 'irmodel' has no attribute {name!r}")
+        value = getattr(__import__(foreign), name)
+        globals()[name] = value
+        return value
     mod = __import__(f"{__name__}.{module}", fromlist=("_",))
     value = mod if name == module else getattr(mod, name)
     globals()[name] = value  # found directly from now on
@@ -128,12 +158,14 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_NAMES))
+    return sorted(set(globals()) | set(_LAZY_NAMES) | set(_FOREIGN_NAMES))
 
-__all__ = [
+
+__all__ = list(dict.fromkeys([
     "load", "loads", "save", "dumps", "to_dict", "from_dict", "message_class", "IR_VERSION",
     "DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "ParseError",
     "SourceChangedError",
-    "to_array", "from_array", *_EXTERNAL_DATA_NAMES, *_LAZY_NAMES,
-    *[n for n in _CLASSES if "." not in n],
-]
+    "to_array", "from_array", *_EXTERNAL_DATA_NAMES,
+    *[n for n, m in _LAZY_NAMES.items() if m in ("checker", "inference", "external_data", "external_write", "helper")],
+    *_MESSAGE_NAMES,
+]))

@@ -53,11 +53,30 @@ HEAVY_STDLIB = {"typing", "dataclasses", "inspect", "ast", "numpy", "onnx", "goo
                 "collections", "argparse", "json", "hashlib", "re"}
 
 
-def test_import_irmodel_imports_only_what_opening_a_model_needs():
+def test_import_irmodel_imports_nothing_but_the_package():
+    # Every public name is imported on first use (irmodel.__getattr__): the message
+    # classes, the schema tables, the codec and the scan-code cache included.
     loaded = _modules_after("import irmodel")
+    assert {m for m in loaded if m.split(".")[0] in ("irmodel", "wirefmt")} == {"irmodel"}
+    assert not loaded & HEAVY_STDLIB and not {"mmap", "struct", "errno"} & loaded
+
+
+def test_the_first_load_imports_only_what_opening_a_model_needs():
+    loaded = _modules_after("import irmodel\nirmodel.load")
     assert not loaded & LAZY_MODULES
     assert not loaded & HEAVY_STDLIB
     assert {"irmodel.io", "irmodel.messages", "wirefmt.message", "wirefmt.scan"} <= loaded
+
+
+def test_the_lazy_table_names_exactly_the_message_classes():
+    from irmodel.messages import CLASSES
+
+    assert set(irmodel._MESSAGE_NAMES) == {n for n in CLASSES if "." not in n}
+    for name in irmodel._MESSAGE_NAMES:
+        assert getattr(irmodel, name) is CLASSES[name]
+    for name in ("codecache", "errors", "io", "messages", "origin", "proto"):
+        assert getattr(irmodel, name) is sys.modules[f"irmodel.{name}"]
+    assert irmodel.ParseError is wirefmt.ParseError and irmodel.IR_VERSION == irmodel.proto.IR_VERSION
 
 
 def test_the_inspect_summary_imports_no_more_of_the_standard_library():

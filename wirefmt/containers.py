@@ -23,6 +23,11 @@ class _ItemRef(_weakref):
 
 
 _ref = _ItemRef
+_object_new = object.__new__
+#: ``(stub, build)``: the first-call stub every class starts with as ``_make_child``, and
+#: the function that replaces it by the generated scanner and returns that (`wirefmt.scan`
+#: sets both; this module cannot import it).
+first_make_child: list = [None, None]
 
 # A message's ``_idx`` says how its parent holds it (see `Message._touch`): an index >= 0
 # is a clean item that its repeated field holds weakly, to be pinned on first change.
@@ -111,6 +116,19 @@ class RepeatedScalars(list):
 
     def __reduce__(self):
         return (list, (list(self),))
+
+
+def new_messages(owner: Any, name: str, cls: type[Message], spans: list[int] | None) -> RepeatedMessages:
+    """``RepeatedMessages(owner, name, cls, spans)`` without its ``__init__``: a class whose
+    ``__init__`` is Python code costs several times more to call than these slot stores."""
+    seq = _object_new(RepeatedMessages)
+    seq._owner = owner
+    seq._name = name
+    seq._cls = cls
+    seq._spans = spans
+    seq._items = None if spans is not None else []
+    seq._forget_cb = None
+    return seq
 
 
 def new_repeated(values: Iterable[Any] = (), owner: Any = None, check: Callable | None = None) -> RepeatedScalars:
@@ -209,7 +227,13 @@ class RepeatedMessages:
         cls, owner, name = self._cls, self._owner, self._name
         make_child = cls._make_child
         ref = _ref
-        forget = self._forget_callback() if len(items) > _WEAK_FROM else None
+        forget = None
+        if len(items) > _WEAK_FROM:
+            forget = self._forget_callback()
+            if make_child is first_make_child[0]:
+                # The type's scanner is not generated yet: generate it now, rather than
+                # go through the first-call stub (held in the local) for every item.
+                make_child = first_make_child[1](cls)
         i = 0
         while i < len(items):
             item = items[i]

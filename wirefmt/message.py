@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from typing import Any
 
 from . import values as _values
-from .containers import HELD, UNATTACHED_DEFAULT, RepeatedMessages, RepeatedScalars, new_repeated
+from .containers import HELD, UNATTACHED_DEFAULT, RepeatedMessages, RepeatedScalars, new_messages, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .scan import decode_packed, install_scanners, new_instance
@@ -467,7 +467,7 @@ class _LazyField:
         spans = lazy.get(name) if lazy else None
         cls = msg._classes[name]
         if self.repeated:  # absent: a scan puts a present one straight into the dict
-            value = RepeatedMessages(msg, name, cls, spans)
+            value = new_messages(msg, name, cls, spans)
         elif spans is not None:
             # The spans leave `_lazy` only once the scan succeeded: a DecodeError must not
             # turn the field into an absent one for the next reader.

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .buffer import Buffer
     from .message import Message
 
+from . import containers as _containers
 from .containers import HELD, RepeatedMessages, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
@@ -456,9 +457,17 @@ def __getattr__(name: str) -> Callable:
 
 def _first_make_child(cls, parent, start: int, end: int, key: str, idx: int = HELD):
     # A caller may hold this stub in a local across many calls: generate only once.
+    return _built_make_child(cls)(cls, parent, start, end, key, idx)
+
+
+def _built_make_child(cls) -> Callable:
+    """``cls._make_child``, generated now if ``cls`` still has the first-call stub."""
     if cls.__dict__["_make_child"].__func__ is _first_make_child:
         cls._make_child = staticmethod(build_scanner(cls, cls._registry, _SCANNER_HELPERS, "make_child"))
-    return cls._make_child(cls, parent, start, end, key, idx)
+    return cls._make_child
+
+
+_containers.first_make_child[:] = [_first_make_child, _built_make_child]
 
 
 def _first_scan_into(msg, src, mv, pos: int, end: int) -> None:

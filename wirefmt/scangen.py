@@ -44,7 +44,8 @@ def make_child(cls, parent, start, end, key, idx=HELD):
     d["_end"] = end
     d["_parent"] = parent
     d["_key"] = key
-    d["_idx"] = idx
+    if idx != HELD:  # the class default: stored only for a weakly held item
+        d["_idx"] = idx
     depth = d["_depth"] = parent._depth + 1
     if depth > MAX_DEPTH:
         too_deep(m, start)
@@ -160,7 +161,15 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
             body = _LEN + (
                 f"                    seq = d.get({name!r})\n"
                 "                    if seq is None:\n"
-                f"                        d[{name!r}] = RM(m, {name!r}, CLASS_{f.number}, [q, e])\n"
+                # RepeatedMessages(m, name, cls, [q, e]) without its __init__'s call
+                "                        seq = new(RM)\n"
+                "                        seq._owner = m\n"
+                f"                        seq._name = {name!r}\n"
+                f"                        seq._cls = CLASS_{f.number}\n"
+                "                        seq._spans = [q, e]\n"
+                "                        seq._items = None\n"
+                "                        seq._forget_cb = None\n"
+                f"                        d[{name!r}] = seq\n"
                 "                    else:\n"
                 "                        spans = seq._spans\n"
                 "                        spans.append(q)\n"
