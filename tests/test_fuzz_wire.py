@@ -537,8 +537,40 @@ def test_mutants_of_mutants_stay_within_the_contract(mutator, original):
 def test_schemaless_mutator_takes_any_bytes(data, seed):
     m = WireMutator().mutate(data, seed)
     assert m.kind in KINDS and isinstance(m.data, bytes)
-    if m.kind not in ("truncate", "trailing_bytes"):
-        descend_ours(m.data, m.path)
+    if m.kind in ("truncate", "trailing_bytes"):
+        return
+    if _group_on_path(data, m.path):
+        # A group's end is found only by parsing its contents, so a malformation placed
+        # inside it (a mismatched end, nesting past the limit, ...) makes every level that
+        # holds the group unparseable: there the mutant must fail with our error, no other.
+        try:
+            descend_ours(m.data, m.path)
+        except DecodeError:
+            pass
+        return
+    descend_ours(m.data, m.path)
+
+
+def _group_on_path(data: bytes, path: tuple) -> bool:
+    """Whether a container on ``path`` in the original input is a group (wire type 3)."""
+    start, end, depth = 0, len(data), 0
+    for i in path:
+        fields = iter_fields(data, start, end, depth)  # lazily: the input may go bad after field i
+        for _ in range(i + 1):
+            f = next(fields)
+        if f.wire_type == 3:
+            return True
+        start, end, depth = f.start, f.end, depth + 1
+    return False
+
+
+def test_a_malformed_group_mutant_fails_with_our_error_where_its_group_is_read():
+    """The three inputs hypothesis found: a group (field 11) holding nothing, mutated inside."""
+    for data, seed in ((b"[\\\x00", 1), (b"[\\", 224), (b"[\\", 94)):
+        m = WireMutator().mutate(data, seed)
+        assert _group_on_path(data, m.path)
+        with pytest.raises(DecodeError):
+            descend_ours(m.data, m.path)
 
 
 def test_schemaless_mutator_finds_structure_in_a_model(original):
