@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import irmodel
+from wirefmt import DecodeError
 from irmodel.fuzz import strategies as ist
 from irmodel.fuzz import onnx_schema, structure, wire
 from irmodel.fuzz.generate import model_bytes
@@ -296,3 +297,18 @@ def test_importing_the_fuzz_modules_does_not_import_hypothesis():
             "print('hypothesis' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_input_malformed_where_read_late_gets_a_wire_mutant_not_an_exception():
+    """Packed float_data of 3 bytes in an initializer: the model decodes, the field fails
+    only when a mutation reads it (found by the plain-loop smoke campaign)."""
+    tensor = b"\x22\x03abc"  # TensorProto.float_data, packed, not a multiple of 4 bytes
+    graph = b"\x2a" + bytes([len(tensor)]) + tensor  # GraphProto.initializer
+    model = b"\x08\x08\x3a" + bytes([len(graph)]) + graph  # ir_version 8, ModelProto.graph
+    with pytest.raises(DecodeError):
+        list(irmodel.loads(model).graph.initializer[0].float_data)
+    for seed in range(200):
+        out = structure.custom_mutator(model, 4096, seed)
+        assert isinstance(out, bytes) and len(out) <= 4096
+        out = structure.custom_crossover(model, model, 4096, seed)
+        assert isinstance(out, bytes) and len(out) <= 4096

@@ -432,10 +432,12 @@ class StructureMutator:
         if decoded is None:
             return bytes(data), None
         msg, sites = decoded
-        mutation = self.mutate_message(msg, rng or self.rng, kind, sites)
         try:
+            mutation = self.mutate_message(msg, rng or self.rng, kind, sites)
             return msg.SerializeToString(), mutation
         except EncodeError:  # nested past the depth limit by copies: keep the input
+            return bytes(data), None
+        except DecodeError:  # a part decoded on first read is malformed (packed data, ...)
             return bytes(data), None
 
     def mutate(self, data: bytes, max_size: int, *, rng=None) -> bytes:
@@ -457,15 +459,15 @@ class StructureMutator:
         if da is None or db is None:
             return _splice(bytes(a), bytes(b), max_size, rng)
         ma, mb = da[0], db[0]
-        if crossover_messages(ma, mb, rng) is not None:
-            for post in self.post_processors:
-                post(ma, rng)
-            try:
+        try:
+            if crossover_messages(ma, mb, rng) is not None:
+                for post in self.post_processors:
+                    post(ma, rng)
                 out = ma.SerializeToString()
-            except EncodeError:
-                out = b""
-            if out and len(out) <= max_size:
-                return out
+                if out and len(out) <= max_size:
+                    return out
+        except (EncodeError, DecodeError):  # too deep once copied; a part malformed, read late
+            pass
         return _splice(bytes(a), bytes(b), max_size, rng)
 
 
