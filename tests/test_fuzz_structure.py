@@ -312,3 +312,17 @@ def test_input_malformed_where_read_late_gets_a_wire_mutant_not_an_exception():
         assert isinstance(out, bytes) and len(out) <= 4096
         out = structure.custom_crossover(model, model, 4096, seed)
         assert isinstance(out, bytes) and len(out) <= 4096
+
+
+def test_input_with_a_string_that_is_not_utf8_gets_a_mutant_not_an_exception():
+    """proto2 strings may hold any bytes on the wire; copying one into a field whose setter
+    checks UTF-8 must not escape as UnicodeDecodeError (found by the smoke campaign)."""
+    node = b"\x0a\x01x" + b"\x12\x01y" + b"\x1a\x03n\xf4\x28" + b"\x22\x04Relu"  # name: bad UTF-8
+    graph = b"\x0a" + bytes([len(node)]) + node + b"\x12\x03\xf4\x28g"  # graph name: bad UTF-8
+    model = b"\x08\x08\x3a" + bytes([len(graph)]) + graph + b"\x42\x02\x10\x11"
+    for seed in range(300):
+        for kind in ("copy_field", "clone_field", None):
+            out, _ = structure.StructureMutator(seed).mutant(model, kind=kind)
+            assert isinstance(out, bytes)
+        assert isinstance(structure.custom_mutator(model, 4096, seed), bytes)
+        assert isinstance(structure.custom_crossover(model, model, 4096, seed), bytes)

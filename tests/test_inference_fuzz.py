@@ -173,3 +173,20 @@ def test_nested_subgraphs_infer_as_the_reference_up_to_the_nesting_limit():
     assert irmodel.dumps(infer_shapes(irmodel.loads(data), strict_mode=True)) == ref
     with pytest.raises(irmodel.DecodeError, match="nesting deeper"):  # the reference refuses it too
         infer_shapes(irmodel.loads(_nested_ifs(32)), strict_mode=True)
+
+
+@pytest.mark.parametrize("version", [2**32, 2**32 + 14, 2**31, 2**31 + 13, -1, 2**63 - 1])
+def test_opset_versions_outside_a_c_int_are_narrowed_as_the_reference_narrows_them(version):
+    """The reference keeps opset versions in a C int: 2^32 + 14 works as 14, 2^32 as 0 (no
+    schema).  Found by the plain-loop smoke campaign (a TypeError escaped before)."""
+    import onnx
+    from onnx import TensorProto, helper as oh, shape_inference
+
+    x = oh.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = oh.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    node = oh.make_node("Relu", ["x"], ["y"])
+    model = oh.make_model(oh.make_graph([node], "g", [x], [y]), opset_imports=[oh.make_opsetid("", version)])
+    ref = shape_inference.infer_shapes(model, data_prop=True)
+    ours = irmodel.infer_shapes(irmodel.loads(model.SerializeToString()), data_prop=True)
+    assert ours.SerializeToString() == ref.SerializeToString()
+    assert onnx.load_from_string(ours.SerializeToString()) == ref

@@ -439,6 +439,8 @@ class StructureMutator:
             return bytes(data), None
         except DecodeError:  # a part decoded on first read is malformed (packed data, ...)
             return bytes(data), None
+        except UnicodeDecodeError:  # a string of the input that is not UTF-8, copied into a
+            return bytes(data), None  # field whose setter checks it: no structure mutant
 
     def mutate(self, data: bytes, max_size: int, *, rng=None) -> bytes:
         """A mutant of ``data`` no longer than ``max_size`` (a wire mutant if it does not decode)."""
@@ -466,7 +468,7 @@ class StructureMutator:
                 out = ma.SerializeToString()
                 if out and len(out) <= max_size:
                     return out
-        except (EncodeError, DecodeError):  # too deep once copied; a part malformed, read late
+        except (EncodeError, DecodeError, UnicodeDecodeError):  # too deep once copied; malformed, read late
             pass
         return _splice(bytes(a), bytes(b), max_size, rng)
 

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from .engine import GraphRecord, Options, Run, Scope, Slot, function_id
+from .dims import int32
 from .errors import FatalError, HardError, InferenceError, NodeInferenceError
 from .symbols import SymbolTable
 from .types import type_bytes, type_from_proto, type_to_proto, value_infos_in_model_bytes
@@ -81,7 +82,7 @@ _GC_THRESHOLDS = (100_000, 1000, 1000)
 def _run_model(m, opts: Options, explain=None) -> Run:
     opsets = {}
     for op in m.opset_import:
-        opsets[op.domain] = op.version
+        opsets[op.domain] = int32(op.version)  # the reference keeps versions in a C int
     functions: dict[str, Any] = {}  # function id -> FunctionProto view
     funcs = m.functions
     if len(funcs) > MAX_MODEL_FUNCTIONS:
@@ -226,7 +227,7 @@ def infer_node_outputs(schema, node, input_types: dict, input_data: dict | None 
     input_sparse_data = input_sparse_data or {}
     try:
         verify_node(schema, node)
-        opsets = {op.domain: op.version for op in opset_imports} if opset_imports else {}
+        opsets = {op.domain: int32(op.version) for op in opset_imports} if opset_imports else {}
         if not opsets:
             opsets[schema.domain] = schema.since_version
         run = Run(Options(), None, {})

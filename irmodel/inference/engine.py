@@ -32,6 +32,7 @@ from typing import Any
 from . import registry, schemas
 from .context import A_FLOAT, A_FLOATS, A_INT, A_INTS, A_SPARSE_TENSOR, A_TENSOR, InferenceContext, NodeView
 from .. import DecodeError
+from .dims import int32
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
 from .symbols import SymbolTable, materialize
@@ -387,7 +388,7 @@ class Scope:
                     callee_data[formal] = self.shape_data[actual]
             opsets = {}
             for op in function.opset_import:
-                opsets[op.domain] = op.version
+                opsets[op.domain] = int32(op.version)  # a C int in the reference
             callee = Scope(run, opsets, None, callee_data, LATEST_IR_VERSION, None)
             callee.process_function(function, formal_in, formal_out, ctx)
             callee.finalize()
