@@ -21,13 +21,11 @@ regenerates the file and fails on any byte of difference.
 
 from __future__ import annotations
 
-import argparse
-import base64
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_opschemas import render  # noqa: E402
+from gen_opschemas import _b64, run  # noqa: E402
 
 FORMAT_VERSION = 1
 DOMAIN = "com.microsoft"
@@ -59,7 +57,7 @@ def _schema_record(schema) -> dict:
                               "allowed_type_strs": list(c.allowed_type_strs)}
                              for c in schema.type_constraints],
         "attributes": [{"name": a.name, "type": int(a.type.value), "required": bool(a.required),
-                        "default_value": base64.b64encode(a._default_value).decode("ascii")}
+                        "default_value": _b64(a._default_value)}
                        for _name, a in sorted(schema.attributes.items())],
         "has_type_and_shape_inference_function": bool(schema.has_type_and_shape_inference_function),
         "has_data_propagation_function": False,
@@ -85,17 +83,7 @@ def build_table() -> dict:
 
 
 def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", default=DEFAULT_OUTPUT, help="default: %(default)s")
-    args = parser.parse_args(argv)
-    data = render(build_table())
-    tmp = args.output + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, args.output)
-    print(f"wrote {args.output}: {len(data)} bytes", file=sys.stderr)
-    return 0
-
+    return run(build_table, DEFAULT_OUTPUT, __doc__.split("\n\n")[0], argv)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -135,17 +135,23 @@ def render(table: dict) -> bytes:
     return "".join(out).encode("ascii")
 
 
-def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", default=DEFAULT_OUTPUT, help="default: %(default)s")
+def run(build, default_output: str, description: str, argv: list | None = None) -> int:
+    """The command line of this generator and of gen_contrib_schemas: build the table,
+    render it, replace ``--output`` atomically."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--output", default=default_output, help="default: %(default)s")
     args = parser.parse_args(argv)
-    data = render(build_table())
+    data = render(build())
     tmp = args.output + ".tmp"
     with open(tmp, "wb") as f:
         f.write(data)
     os.replace(tmp, args.output)
     print(f"wrote {args.output}: {len(data)} bytes", file=sys.stderr)
     return 0
+
+
+def main(argv: list | None = None) -> int:
+    return run(build_table, DEFAULT_OUTPUT, __doc__.split("\n\n")[0], argv)
 
 
 if __name__ == "__main__":
