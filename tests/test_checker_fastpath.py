@@ -185,3 +185,24 @@ def test_node_pattern_cache(tmp_path, monkeypatch):
     assert fastnodes._compiled(source, re.S).fullmatch(sample).groups() == expected
     other = fastnodes._compiled(source + b"?", re.S)  # another source: compiled for itself
     assert other.pattern == source + b"?"
+
+
+def test_an_overlong_length_prefix_is_refused_on_both_paths(monkeypatch):
+    """A length prefix in 6 bytes (0x81 0x80 0x80 0x80 0x80 0x00 is 1) is refused by the
+    strict reader, as upb and C++ protobuf refuse it; the fast path reads an initializer's
+    lengths with the same reader, so both paths give the same problems."""
+    from wirefmt import encode_varint
+
+    def field(tag: int, payload: bytes) -> bytes:
+        return bytes([tag]) + encode_varint(len(payload)) + payload
+
+    overlong_one = b"\x81\x80\x80\x80\x80\x00"
+    plain = b"\x08\x01" + b"\x10\x01" + field(0x42, b"v") + field(0x4A, b"\x00" * 4)
+    # the same kind of tensor (dims, type, raw_data length), its name's length in 6 bytes:
+    # the fast path takes it on the first one's verdict unless it reads the prefix strictly
+    tensor = b"\x08\x01" + b"\x10\x01" + b"\x42" + overlong_one + b"w" + field(0x4A, b"\x00" * 4)
+    graph = field(0x2A, plain) + field(0x2A, tensor) + field(0x12, b"g")
+    model = b"\x08\x08" + field(0x42, b"\x10\x12") + field(0x3A, graph)
+    problems = assert_same_problems(model, monkeypatch, "overlong length")
+    assert problems is not None
+    assert "longer than 5 bytes" in str(problems)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from wirefmt import DecodeError
 from wirefmt.reader import unpack_varints
 from wirefmt.schema import INT64
-from wirefmt.varint import read_varint
+from wirefmt.varint import read_short_varint, read_varint
 
 _PATTERNS: list = []
 _LONGEST = 127  # names and fields up to this many bytes: a one-byte length
@@ -239,7 +239,7 @@ def tensor_kind(src, pos: int, end: int) -> tuple | None:
             if n < 128:
                 a = pos + 2
             else:
-                n, a = read_varint(src, pos + 1, end)
+                n, a = read_short_varint(src, pos + 1, end)
             pos = a + n
             if pos > end:
                 return None
