@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 from typing import Any
@@ -32,32 +33,41 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
     ``data_prop``.  Names are never unified unless an operator's semantics prove it.
     """
     m = _fresh_copy(model)
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*_GC_THRESHOLDS)
+    try:
+        with inference_mode(symbolic) as hooks:
+            run = _run_model(m, Options(check_type, strict_mode, data_prop or symbolic, hooks))
+            if symbolic:
+                _resolve_added(run.records)
+            _write_back(run.records)
+    finally:
+        gc.set_threshold(*thresholds)
+    return m
+
+
+@contextlib.contextmanager
+def inference_mode(symbolic: bool):
+    """One inference run's setting, shared by `infer_shapes` and `explain`: yields the
+    engine's symbolic hooks (the module `symbolic`, or False for the reference's rules)
+    with the symbolic state active until the run ends, and turns the engine's errors
+    into `InferenceError`."""
     hooks: Any = False
     token = None
     if symbolic:
         from . import symbolic as hooks  # noqa: PLC0415
         from .dims import SymbolicState, use_symbolic  # noqa: PLC0415
         token = use_symbolic(SymbolicState())
-    opts = Options(check_type, strict_mode, data_prop or symbolic, hooks)
-    thresholds = gc.get_threshold()
-    gc.set_threshold(*_GC_THRESHOLDS)
     try:
-        run = _run_model(m, opts)
-        if symbolic:
-            _resolve_added(run.records)
-        _write_back(run.records)
-    except NodeInferenceError as exc:
-        raise InferenceError([str(exc)]) from None
-    except (HardError, FatalError) as exc:
+        yield hooks
+    except (NodeInferenceError, HardError, FatalError) as exc:
         raise InferenceError([str(exc)]) from None
     except RecursionError:
         raise InferenceError(["model nested too deeply"]) from None
     finally:
-        gc.set_threshold(*thresholds)
         if token is not None:
             from .dims import reset_symbolic  # noqa: PLC0415
             reset_symbolic(token)
-    return m
 
 
 def _resolve_added(records) -> None:

@@ -253,25 +253,10 @@ def explain(model: Any, data_prop: bool = False, symbolic: bool = False) -> Expl
     inference, the first node where it was lost and why (`Loss`, reasons in `REASONS`),
     and the operators no inference function covers.  ``model``: a ModelProto or its bytes.
     ``symbolic`` explains what `infer_shapes(..., symbolic=True)` leaves unknown."""
-    from .api import _fresh_copy, _run_model  # noqa: PLC0415
+    from .api import _fresh_copy, _run_model, inference_mode  # noqa: PLC0415
     from .engine import Options  # noqa: PLC0415
-    from .errors import FatalError, HardError, InferenceError, NodeInferenceError  # noqa: PLC0415
 
     collector = Explainer()
-    hooks: Any = False
-    token = None
-    if symbolic:
-        from . import symbolic as hooks  # noqa: PLC0415
-        from .dims import SymbolicState, use_symbolic  # noqa: PLC0415
-        token = use_symbolic(SymbolicState())
-    try:
+    with inference_mode(symbolic) as hooks:
         _run_model(_fresh_copy(model), Options(data_prop=data_prop or symbolic, symbolic=hooks), collector)
-    except (NodeInferenceError, HardError, FatalError) as exc:
-        raise InferenceError([str(exc)]) from None
-    except RecursionError:
-        raise InferenceError(["model nested too deeply"]) from None
-    finally:
-        if token is not None:
-            from .dims import reset_symbolic  # noqa: PLC0415
-            reset_symbolic(token)
     return collector.explanation()
