@@ -253,6 +253,12 @@ def check_edit(path, out, name):
     return work, lambda r: r
 
 
+def floor_bare(*_args):
+    """Nothing at all: what the child harness and its sampler hold with no work and no import
+    of either side (the floor under every peak-memory figure)."""
+    return (lambda: None), lambda _r: {}
+
+
 def check_ours(path):
     import irmodel
 
@@ -300,6 +306,7 @@ def infer_reference(path, out=None):
 
 
 CASES = {
+    ("floor", "bare"): floor_bare,
     ("check", "ours"): check_ours, ("check", "reference"): check_reference,
     ("infer", "ours"): infer_ours, ("infer", "reference"): infer_reference,
     ("inspect", "ours"): inspect_ours, ("inspect", "reference"): inspect_reference,

@@ -458,7 +458,8 @@ def _check_or_infer(launcher: Launcher, models: dict, repeat: int, case: str, ke
     ``infer``: ``irmodel.infer_shapes`` against ``onnx.shape_inference.infer_shapes(...,
     data_prop=True)`` (``infer_shapes_path`` for a file over 2 GiB), each side on the model
     as loaded without its external data."""
-    out: dict = {}
+    # The floor: a child that imports and does nothing, sampled the same way.
+    out: dict = {"floor_anon_kb": child(launcher, "floor", "bare", sample_anon=True)["peak_anon_kb"]}
     for key in keys:
         model = models[key]
         path = model["path"]
@@ -476,7 +477,8 @@ def _check_or_infer(launcher: Launcher, models: dict, repeat: int, case: str, ke
         if case == "check":
             out[key]["problems"] = runs["ours"][0]["problems"]
         _remove(os.path.join(scratch, "inferred.onnx"))
-    return {"models": out}
+    floor = out.pop("floor_anon_kb")
+    return {"models": out, "floor_anon_kb": floor}
 
 
 class Context:
