@@ -6,7 +6,7 @@ returns True, or returns False where the reference's builder refuses.
 
 from __future__ import annotations
 
-from .bodies_base import FLOAT, INT64, INT_KIND, BodyBuilder, NodeAttributes, Ref, float32, tensor_elem
+from .bodies_base import FLOAT, INT64, INT_KIND, BodyBuilder, NodeAttributes, Ref, elem_or_zero, float32, tensor_elem
 
 
 def _cast_like(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:
@@ -107,10 +107,9 @@ def _softmax_family(log: bool):
 
 def _bernoulli(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:
     """Bernoulli: uniform noise compared with the probabilities, cast to ``dtype``."""
-    if not input_types or input_types[0] is None:
+    x_type = elem_or_zero(input_types, 0)
+    if x_type is None:
         return False
-    tp = input_types[0]
-    x_type = tp.tensor_type.elem_type if tp.WhichOneof("value") == "tensor_type" else 0
     dtype = attrs.i("dtype", x_type)
     b.add("RandomUniformLike", ["input"], ["X_random"], low=0.0, high=1.0, seed=Ref("seed", None), dtype=x_type)
     b.add("Greater", ["X_random", "input"], ["X_greater"])
