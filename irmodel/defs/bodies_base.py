@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 # TensorProto.DataType values the builders write
-FLOAT, INT32, INT64, BOOL = 1, 6, 7, 9
+FLOAT, INT32, INT64, BOOL, FLOAT16, DOUBLE, BFLOAT16 = 1, 6, 7, 9, 10, 11, 16
 # AttributeProto.AttributeType
 FLOAT_KIND, INT_KIND, STRING_KIND, TENSOR_KIND, GRAPH_KIND = 1, 2, 3, 4, 5
 FLOATS_KIND, INTS_KIND = 6, 7
@@ -171,6 +171,31 @@ class BodyBuilder:
             a.t = value
             a.type = TENSOR_KIND
         return a
+
+    def graph(self, name: str, inputs: Sequence[tuple[str, int | None]], outputs: Sequence[str],
+              nodes: Sequence):
+        """A sub-graph as the text form writes ``name (int64 i, bool c, x) => (a, b) { nodes }``.
+
+        ``inputs`` are (name, element type) pairs: a typed one is a tensor of that type with
+        an empty shape (the text form's scalar), an untyped one (None) a bare name; outputs
+        are bare names.
+        """
+        from .. import TensorShapeProto, ValueInfoProto  # noqa: PLC0415
+        g = self._graph()
+        g.node.extend(nodes)
+        g.name = name
+        for value, elem_type in inputs:
+            vi = ValueInfoProto()
+            vi.name = value
+            if elem_type is not None:
+                vi.type.tensor_type.elem_type = elem_type
+                vi.type.tensor_type.shape = TensorShapeProto()
+            g.input.append(vi)
+        for value in outputs:
+            vi = ValueInfoProto()
+            vi.name = value
+            g.output.append(vi)
+        return g
 
     def scalar_float(self, name: str, value: float) -> BodyBuilder:
         """``Constant <value = float {v}>``: a rank-0 float tensor (the text form names it "")."""
