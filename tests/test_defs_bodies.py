@@ -34,6 +34,7 @@ _ATTRIBUTE_VARIANTS: dict[str, list[dict]] = {
     "DepthToSpace": [{"mode": m, "blocksize": k} for m in ("DCR", "CRD", "crd", "") for k in (1, 3)]
     + [{"blocksize": k} for k in (0, -2, 3037000499, 3037000500, 1 << 40)] + [{"mode": 7}],
     "Range": [{"stash_type": 16}],
+    "RotaryEmbedding": [{"interleaved": 1}, {"interleaved": 0, "rotary_embedding_dim": 4}, {"num_heads": 2}],
 }
 _ATTRIBUTE_VARIANTS["SpaceToDepth"] = _ATTRIBUTE_VARIANTS["DepthToSpace"]
 
@@ -78,6 +79,15 @@ def _variants(op, node, types):
                 c.tensor_type.elem_type = elem
             changed.append(c)
         yield node, changed
+    if types and types[0].HasField("tensor_type"):  # the first input's shape unknown, or of rank 2
+        for rank in (None, 2):
+            first = onnx.TypeProto()
+            first.CopyFrom(types[0])
+            first.tensor_type.ClearField("shape")
+            if rank is not None:
+                first.tensor_type.shape.dim.add().dim_value = 2
+                first.tensor_type.shape.dim.add().dim_param = "n"
+            yield node, [first] + list(types[1:])
     seq = onnx.TypeProto()
     seq.sequence_type.elem_type.tensor_type.elem_type = 1
     yield node, [seq] * len(types)  # not a tensor: refused, or read as element type 0

@@ -25,7 +25,7 @@ reference builders are in onnx/defs/*.cc).
 
 from __future__ import annotations
 
-from . import bodies_elementwise, bodies_loss, bodies_norm, bodies_tensor
+from . import bodies_attention, bodies_elementwise, bodies_loss, bodies_norm, bodies_tensor
 from .bodies_base import BodyBuilder, NodeAttributes
 
 TYPE_CHECKING = False
@@ -37,6 +37,7 @@ BUILDERS: dict[tuple[str, str], Callable] = {
     **bodies_norm.BUILDERS,
     **bodies_loss.BUILDERS,
     **bodies_tensor.BUILDERS,
+    **bodies_attention.BUILDERS,
 }
 
 
