@@ -39,6 +39,24 @@ _ATTRIBUTE_VARIANTS: dict[str, list[dict]] = {
 _ATTRIBUTE_VARIANTS["SpaceToDepth"] = _ATTRIBUTE_VARIANTS["DepthToSpace"]
 
 
+def _sequence_map_bodies() -> list[dict]:
+    """SequenceMap bodies beyond the corpus's: no outputs, no inputs, an output typed as a
+    sequence, one with a value_info and an initializer, and a body attribute that is no graph."""
+    x = oh.make_tensor_value_info("x", 1, ["n"])
+    y = oh.make_tensor_value_info("y", 1, ["n"])
+    ident = oh.make_node("Identity", ["x"], ["y"])
+    seq_out = oh.make_tensor_sequence_value_info("y", 1, None)
+    with_extras = oh.make_graph([oh.make_node("Add", ["x", "c"], ["y"])], "b", [x], [y],
+                                initializer=[oh.make_tensor("c", 1, [1], [1.0])],
+                                value_info=[oh.make_tensor_value_info("c", 1, [1])])
+    return [{"body": oh.make_graph([ident], "b", [x], [])}, {"body": oh.make_graph([ident], "b", [], [y])},
+            {"body": oh.make_graph([ident], "b", [x], [seq_out])}, {"body": with_extras},
+            {"body": oh.make_graph([ident], "b", [x], [oh.make_empty_tensor_value_info("y")])}, {"body": 3}]
+
+
+_ATTRIBUTE_VARIANTS["SequenceMap"] = _sequence_map_bodies()
+
+
 def _with_attributes(node, settings: dict):
     n = onnx.NodeProto()
     n.CopyFrom(node)
@@ -130,7 +148,8 @@ def cases(node_corpus) -> list:
         out.append((node.domain, node.op_type, node, [types.get(n, onnx.TypeProto()) for n in node.input]))
     for domain, op, node, types in list(out):
         out.extend((domain, op, n, ts) for n, ts in _variants(op, node, types))
-    return [(d, op, n.SerializeToString(), [t.SerializeToString() for t in ts]) for d, op, n, ts in out]
+    unique = {(d, op, n.SerializeToString(), tuple(t.SerializeToString() for t in ts)) for d, op, n, ts in out}
+    return [(d, op, n, list(ts)) for d, op, n, ts in sorted(unique)]
 
 
 def _reference(domain: str, op: str, version: int, node: bytes, types: list) -> bytes:
@@ -159,11 +178,18 @@ def test_every_built_body_equals_the_references(cases):
         for case_domain, case_op, node, types in cases:
             if (case_domain, case_op) != (domain, op):
                 continue
+            if op == "SequenceMap" and not (types and onnx.TypeProto.FromString(types[0]).WhichOneof("value")):
+                # onnx 1.23.2 dereferences the missing type (a crash): ours refuses as for a tensor
+                with pytest.raises(irmodel.ValidationError, match="Expected a sequence type for input 0"):
+                    _ours(domain, op, version, node, types)
+                raised += 1
+                continue
             try:
                 ref = _reference(domain, op, version, node, types)
-            except onnx.shape_inference.InferenceError:  # the reference's checked arithmetic
-                with pytest.raises(irmodel.ValidationError, match="Integer overflow"):
+            except (onnx.shape_inference.InferenceError, ValueError) as error:  # checked arithmetic, bad node
+                with pytest.raises(irmodel.ValidationError) as ours_error:
                     _ours(domain, op, version, node, types)
+                assert str(ours_error.value) in str(error), (str(ours_error.value), str(error))
                 raised += 1
                 continue
             ours = _ours(domain, op, version, node, types)
@@ -224,9 +250,11 @@ def test_built_bodies_infer_as_the_reference_infers_its_bodies(cases):
         for case_domain, case_op, node, types in cases[::4]:
             if (case_domain, case_op) != (domain, op) or not types:
                 continue
+            if op == "SequenceMap" and not onnx.TypeProto.FromString(types[0]).WhichOneof("value"):
+                continue  # the reference crashes: compared above
             try:
                 ref_body = _reference(domain, op, version, node, types)
-            except onnx.shape_inference.InferenceError:
+            except (onnx.shape_inference.InferenceError, ValueError):
                 continue  # compared above
             if not ref_body:
                 continue

@@ -25,7 +25,7 @@ reference builders are in onnx/defs/*.cc).
 
 from __future__ import annotations
 
-from . import bodies_attention, bodies_elementwise, bodies_loss, bodies_norm, bodies_tensor
+from . import bodies_attention, bodies_elementwise, bodies_loss, bodies_norm, bodies_sequence, bodies_tensor
 from .bodies_base import BodyBuilder, NodeAttributes
 
 TYPE_CHECKING = False
@@ -38,6 +38,7 @@ BUILDERS: dict[tuple[str, str], Callable] = {
     **bodies_loss.BUILDERS,
     **bodies_tensor.BUILDERS,
     **bodies_attention.BUILDERS,
+    **bodies_sequence.BUILDERS,
 }
 
 
@@ -70,8 +71,8 @@ def build_function_body(schema, node, input_types: Sequence, opset_version: int 
     f = FunctionProto()
     f.name = schema.name
     f.domain = schema.domain
-    f.input.extend(p.name for p in schema.inputs)
-    f.output.extend(p.name for p in schema.outputs)
+    f.input.extend(b.function_inputs if b.function_inputs is not None else [p.name for p in schema.inputs])
+    f.output.extend(b.function_outputs if b.function_outputs is not None else [p.name for p in schema.outputs])
     f.attribute.extend(schema.attributes)
     f.node.extend(b.nodes)
     # the builder's own imports, else the schema's; the default domain's at the version asked for

@@ -118,7 +118,10 @@ class BodyBuilder:
         self._node = NodeProto
         self._tensor = TensorProto
         self.nodes: list = []
-        self.opset_imports: list[tuple[str, int]] = []  # besides the schema's own (set by few builders)
+        self.opset_imports: list[tuple[str, int]] = []  # instead of the schema's own (set by few builders)
+        # the function's input and output names when not the schema's (SequenceMap numbers them)
+        self.function_inputs: list[str] | None = None
+        self.function_outputs: list[str] | None = None
 
     def node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str], attributes: dict,
              domain: str = ""):
