@@ -34,6 +34,11 @@ _ATTRIBUTE_VARIANTS: dict[str, list[dict]] = {
     "DepthToSpace": [{"mode": m, "blocksize": k} for m in ("DCR", "CRD", "crd", "") for k in (1, 3)]
     + [{"blocksize": k} for k in (0, -2, 3037000499, 3037000500, 1 << 40)] + [{"mode": 7}],
     "Range": [{"stash_type": 16}],
+    "Attention": [{"is_causal": 1}, {"softcap": 2.5}, {"scale": 0.1}, {"softmax_precision": 11},
+                  {"softmax_precision": 7}, {"left_window_size": 2}, {"right_window_size": 1},
+                  {"left_window_size": 1, "right_window_size": 0}, {"left_window_size": -2},
+                  {"is_causal": 1, "left_window_size": 3}, {"q_num_heads": 2, "kv_num_heads": 2}]
+    + [{"qk_matmul_output_mode": m} for m in range(5)],
     "RotaryEmbedding": [{"interleaved": 1}, {"interleaved": 0, "rotary_embedding_dim": 4}, {"num_heads": 2}],
 }
 _ATTRIBUTE_VARIANTS["SpaceToDepth"] = _ATTRIBUTE_VARIANTS["DepthToSpace"]
@@ -135,9 +140,17 @@ def _without(node, name: str):
     return n
 
 
+_VARIED_PER_OPERATOR = 12
+
+
 @pytest.fixture(scope="module")
 def cases(node_corpus) -> list:
-    """``[(domain, op, node bytes, [input TypeProto bytes])]`` from the corpus and variants."""
+    """``[(domain, op, node bytes, [input TypeProto bytes])]`` from the corpus and variants.
+
+    Every corpus case of an operator we build for; the variants are made from one corpus
+    case per pattern of present inputs and outputs (up to `_VARIED_PER_OPERATOR` patterns
+    per operator: Attention alone has 93 cases, mostly differing in values).
+    """
     out = []
     for _, data in node_corpus:
         m = onnx.load_from_string(data)
@@ -146,7 +159,13 @@ def cases(node_corpus) -> list:
         node = m.graph.node[0]
         types = {vi.name: vi.type for vi in m.graph.input}
         out.append((node.domain, node.op_type, node, [types.get(n, onnx.TypeProto()) for n in node.input]))
+    patterns: dict = {}
     for domain, op, node, types in list(out):
+        pattern = (tuple(bool(n) for n in node.input), tuple(bool(n) for n in node.output))
+        seen = patterns.setdefault((domain, op), set())
+        if pattern in seen or len(seen) >= _VARIED_PER_OPERATOR:
+            continue
+        seen.add(pattern)
         out.extend((domain, op, n, ts) for n, ts in _variants(op, node, types))
     unique = {(d, op, n.SerializeToString(), tuple(t.SerializeToString() for t in ts)) for d, op, n, ts in out}
     return [(d, op, n, list(ts)) for d, op, n, ts in sorted(unique)]
@@ -199,6 +218,11 @@ def test_every_built_body_equals_the_references(cases):
                     diffs.append((op, version, "reference refuses", node, types))
                 continue
             expected = onnx.FunctionProto.FromString(ref)
+            if not expected.name:  # a builder that refused after writing nodes: onnx returns them
+                refused += 1
+                if ours is not None:
+                    diffs.append((op, version, "reference refuses (half-built body)", node, types))
+                continue
             expected.ClearField("doc_string")
             if ours is None or irmodel.dumps(ours) != expected.SerializeToString():
                 diffs.append((op, version, node, types))
@@ -240,15 +264,20 @@ def _as_local_function(op: str, version: int, node: bytes, types: list, body: by
     return m.SerializeToString()
 
 
+_INFERRED_PER_SCHEMA = 30
+
+
 def test_built_bodies_infer_as_the_reference_infers_its_bodies(cases):
     """Our body as a model-local function, inferred by us, against onnx's body inferred by onnx.
 
-    Every fourth case (the bodies themselves are compared on all of them above).
+    Every fourth case, at most `_INFERRED_PER_SCHEMA` per schema version (the bodies
+    themselves are compared on all of them above).
     """
     compared = typed = 0
     for domain, op, version in _versions():
+        inferred = 0
         for case_domain, case_op, node, types in cases[::4]:
-            if (case_domain, case_op) != (domain, op) or not types:
+            if (case_domain, case_op) != (domain, op) or not types or inferred >= _INFERRED_PER_SCHEMA:
                 continue
             if op == "SequenceMap" and not onnx.TypeProto.FromString(types[0]).WhichOneof("value"):
                 continue  # the reference crashes: compared above
@@ -256,8 +285,9 @@ def test_built_bodies_infer_as_the_reference_infers_its_bodies(cases):
                 ref_body = _reference(domain, op, version, node, types)
             except (onnx.shape_inference.InferenceError, ValueError):
                 continue  # compared above
-            if not ref_body:
+            if not ref_body or not onnx.FunctionProto.FromString(ref_body).name:
                 continue
+            inferred += 1
             ours_body = irmodel.dumps(_ours(domain, op, version, node, types))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
