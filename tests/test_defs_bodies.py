@@ -39,6 +39,10 @@ _ATTRIBUTE_VARIANTS: dict[str, list[dict]] = {
                   {"left_window_size": 1, "right_window_size": 0}, {"left_window_size": -2},
                   {"is_causal": 1, "left_window_size": 3}, {"q_num_heads": 2, "kv_num_heads": 2}]
     + [{"qk_matmul_output_mode": m} for m in range(5)],
+    "CausalConvWithState": [{"activation": a} for a in ("silu", "swish", "none", "relu")],
+    "LinearAttention": [{"update_rule": r} for r in ("linear", "gated", "delta", "gated_delta", "other")]
+    + [{"scale": 0.5}, {"scale": 0.0}, {"q_num_heads": 4, "kv_num_heads": 2}, {"q_num_heads": 3, "kv_num_heads": 2},
+       {"q_num_heads": 0}, {"kv_num_heads": -1}, {"q_num_heads": 2.0}],
     "RotaryEmbedding": [{"interleaved": 1}, {"interleaved": 0, "rotary_embedding_dim": 4}, {"num_heads": 2}],
 }
 _ATTRIBUTE_VARIANTS["SpaceToDepth"] = _ATTRIBUTE_VARIANTS["DepthToSpace"]
