@@ -17,7 +17,8 @@ inference function or else its *stored* body, never a built one (``ProcessCall``
 outputs untyped in both).  The bodies serve whoever expands a node into its definition.
 
 The builders live by family in ``bodies_elementwise``, ``bodies_norm``, ``bodies_loss``,
-``bodies_tensor``, ``bodies_attention``, ``bodies_recurrent`` and ``bodies_sequence``, on the shared writer of
+``bodies_tensor``, ``bodies_attention``, ``bodies_flex_attention`` (with ``bodies_inline``),
+``bodies_recurrent`` and ``bodies_sequence``, on the shared writer of
 ``bodies_base``; this module joins them and wraps a body in its FunctionProto.  Schemas with
 a context-dependent body and no builder here yet are listed by `missing_builders` (their
 reference builders are in onnx/defs/*.cc).
@@ -25,8 +26,8 @@ reference builders are in onnx/defs/*.cc).
 
 from __future__ import annotations
 
-from . import (bodies_attention, bodies_elementwise, bodies_loss, bodies_norm, bodies_recurrent, bodies_sequence,
-               bodies_tensor)
+from . import (bodies_attention, bodies_elementwise, bodies_flex_attention, bodies_loss, bodies_norm,
+               bodies_recurrent, bodies_sequence, bodies_tensor)
 from .bodies_base import BodyBuilder, NodeAttributes
 
 TYPE_CHECKING = False
@@ -41,6 +42,7 @@ BUILDERS: dict[tuple[str, str], Callable] = {
     **bodies_attention.BUILDERS,
     **bodies_sequence.BUILDERS,
     **bodies_recurrent.BUILDERS,
+    **bodies_flex_attention.BUILDERS,
 }
 
 
