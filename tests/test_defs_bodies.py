@@ -34,6 +34,7 @@ _ATTRIBUTE_VARIANTS: dict[str, list[dict]] = {
     "DepthToSpace": [{"mode": m, "blocksize": k} for m in ("DCR", "CRD", "crd", "") for k in (1, 3)]
     + [{"blocksize": k} for k in (0, -2, 3037000499, 3037000500, 1 << 40)] + [{"mode": 7}],
     "Range": [{"stash_type": 16}],
+    "Bernoulli": [{"dtype": 1 << 40}, {"dtype": (1 << 32) + 7}, {"dtype": 1 << 31}],  # read as int32
     "Attention": [{"is_causal": 1}, {"softcap": 2.5}, {"scale": 0.1}, {"softmax_precision": 11},
                   {"softmax_precision": 7}, {"left_window_size": 2}, {"right_window_size": 1},
                   {"left_window_size": 1, "right_window_size": 0}, {"left_window_size": -2},
@@ -88,6 +89,7 @@ def _modifier_graphs() -> list[dict]:
     return [{"score_mod": nested}, {"prob_mod": nested}, {"score_mod": identity, "prob_mod": scaled},
             {"prob_mod": identity}, {"score_mod": scaled, "prob_mod": nested}, {"score_mod": two_in},
             {"prob_mod": 1.0}, {"softmax_precision": 11}, {"softmax_precision": 10}, {"softmax_precision": 7},
+            {"softmax_precision": (1 << 32) + 11},
             {"scale": 0.25}]
 
 

@@ -57,12 +57,16 @@ def _version_for(schema, opset_version: int | None) -> int | None:
 def build_function_body(schema, node, input_types: Sequence, opset_version: int | None = None):
     """The function body onnx builds for ``node`` (a FunctionProto), or None.
 
-    ``schema`` is an `irmodel.defs.OpSchema`; ``node`` a NodeProto (only its attributes
-    are read); ``input_types`` one TypeProto (or None) per input.  ``opset_version`` is one
-    of the schema's ``context_dependent_function_opset_versions`` (default: the highest).
-    None when the schema builds no body at that version, when the builder cannot write one
-    for this node (as the reference returns an empty body), or when no builder of ours
-    exists (see `missing_builders`).
+    ``schema`` is an `irmodel.defs.OpSchema`; ``node`` a NodeProto (its attributes and
+    which inputs and outputs it names are read); ``input_types`` one TypeProto (or None) per
+    input.  ``opset_version`` is one of the schema's
+    ``context_dependent_function_opset_versions`` (default: the highest).  None when the
+    schema builds no body at that version, when the builder cannot write one for this node
+    (where the reference returns an empty body, or the half-built one some of its builders
+    leave when they give up midway), or when no builder of ours exists (see
+    `missing_builders`).  Raises `irmodel.ValidationError`, with the reference's message,
+    where the reference's builder raises (a SequenceMap node that does not fit its body, a
+    DepthToSpace/SpaceToDepth blocksize whose square overflows int64).
     """
     version = _version_for(schema, opset_version)
     builder = BUILDERS.get((schema.domain, schema.name))
@@ -79,12 +83,12 @@ def build_function_body(schema, node, input_types: Sequence, opset_version: int 
     f.output.extend(b.function_outputs if b.function_outputs is not None else [p.name for p in schema.outputs])
     f.attribute.extend(schema.attributes)
     f.node.extend(b.nodes)
-    # the builder's own imports, else the schema's; the default domain's at the version asked for
-    for domain, at in b.opset_imports or [(schema.domain, schema.since_version)]:
-        opset = OperatorSetIdProto()
-        opset.domain = domain
-        opset.version = version if domain == "" else at
-        f.opset_import.append(opset)
+    # the schema's own domain, at the version asked for when it is the default domain (a
+    # preview operator's body imports only its own domain, though its nodes are ai.onnx's)
+    opset = OperatorSetIdProto()
+    opset.domain = schema.domain
+    opset.version = version if schema.domain == "" else schema.since_version
+    f.opset_import.append(opset)
     return f
 
 

@@ -100,6 +100,11 @@ def elem_or_zero(input_types: Sequence, index: int) -> int | None:
     return tp.tensor_type.elem_type if tp.WhichOneof("value") == "tensor_type" else 0
 
 
+def int32(v: int) -> int:
+    """An attribute's integer as the reference holds it in a C++ ``int32_t`` or enum (wrapped)."""
+    return (v + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
 def float32(v: float) -> float:
     """An attribute's float as the reference's C++ ``float`` holds it."""
     return struct.unpack("<f", struct.pack("<f", v))[0] if math.isfinite(v) else v
@@ -118,7 +123,6 @@ class BodyBuilder:
         self._node = NodeProto
         self._tensor = TensorProto
         self.nodes: list = []
-        self.opset_imports: list[tuple[str, int]] = []  # instead of the schema's own (set by few builders)
         # the function's input and output names when not the schema's (SequenceMap numbers them)
         self.function_inputs: list[str] | None = None
         self.function_outputs: list[str] | None = None
@@ -233,4 +237,4 @@ class BodyBuilder:
         return self.add("Constant", [], [name], value=self.tensor_of(list(values), elem_type, [len(values)]))
 
 
-__all__ = ["BodyBuilder", "NodeAttributes", "Ref", "elem_or_zero", "float32", "input_type", "tensor_elem"]
+__all__ = ["BodyBuilder", "NodeAttributes", "Ref", "elem_or_zero", "float32", "input_type", "int32", "tensor_elem"]

@@ -6,7 +6,8 @@ returns True, or returns False where the reference's builder refuses.
 
 from __future__ import annotations
 
-from .bodies_base import FLOAT, INT64, INT_KIND, BodyBuilder, NodeAttributes, Ref, elem_or_zero, float32, tensor_elem
+from .bodies_base import (FLOAT, INT64, INT_KIND, BodyBuilder, NodeAttributes, Ref, elem_or_zero, float32, int32,
+                          tensor_elem)
 
 
 def _cast_like(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:
@@ -110,7 +111,7 @@ def _bernoulli(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int)
     x_type = elem_or_zero(input_types, 0)
     if x_type is None:
         return False
-    dtype = attrs.i("dtype", x_type)
+    dtype = int32(attrs.i("dtype", x_type))  # held as a DataType enum
     b.add("RandomUniformLike", ["input"], ["X_random"], low=0.0, high=1.0, seed=Ref("seed", None), dtype=x_type)
     b.add("Greater", ["X_random", "input"], ["X_greater"])
     b.add("Cast", ["X_greater"], ["output"], to=dtype)

@@ -7,7 +7,8 @@ returns True, or returns False where the reference's builder refuses.
 
 from __future__ import annotations
 
-from .bodies_base import BFLOAT16, DOUBLE, FLOAT, FLOAT16, INT64, BodyBuilder, NodeAttributes, float32, tensor_elem
+from .bodies_base import (BFLOAT16, DOUBLE, FLOAT, FLOAT16, INT64, BodyBuilder, NodeAttributes, float32, int32,
+                          tensor_elem)
 from .bodies_inline import add_inlined_call
 
 _SOFTMAX_TYPES = (FLOAT, FLOAT16, BFLOAT16, DOUBLE)
@@ -40,7 +41,7 @@ def _flex_attention(b: BodyBuilder, attrs: NodeAttributes, input_types, version:
     if elem is None or tensor_elem(input_types, 1) != elem or tensor_elem(input_types, 2) != elem:
         return False
     precision_attr = attrs.get("softmax_precision")
-    precision = precision_attr.i if precision_attr is not None else (DOUBLE if elem == DOUBLE else FLOAT)
+    precision = int32(precision_attr.i) if precision_attr is not None else (DOUBLE if elem == DOUBLE else FLOAT)
     if precision not in _SOFTMAX_TYPES:
         return False
     score_ok, score_mod = _modifier(attrs, "score_mod")
