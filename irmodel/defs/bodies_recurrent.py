@@ -147,8 +147,8 @@ def _linear_attention(b: BodyBuilder, attrs: NodeAttributes, input_types, versio
         b.add("Concat", ["BatchDim", "HqConst", "DkDim", "DvDim"], ["StateReadShape"], axis=0)
     b.const_1d("NegTwo1D", -2, INT64)
 
-    step_inputs, scanned = _STEP_INPUTS.get(rule, _GATED_DELTA_INPUTS)
-    step_inputs, scanned = step_inputs.split(), scanned.split()
+    step_text, scanned_text = _STEP_INPUTS.get(rule, _GATED_DELTA_INPUTS)
+    step_inputs, scanned = step_text.split(), scanned_text.split()
     nodes = _state_update(b, step_inputs) + _state_read(b, group_size > 1)
     step = b.graph("linear_attn_step", [(name, None) for name in step_inputs], ["state_out", "output_t"], nodes)
     b.add("Scan", scanned, ["FinalState", "OutputAccum"], num_scan_inputs=len(scanned) - 1, body=step)
