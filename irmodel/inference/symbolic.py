@@ -21,8 +21,9 @@ from __future__ import annotations
 from . import common as C
 from . import dims as D
 from . import symexpr as X
+from .dims import _STATE
 from .symprop import propagate  # noqa: F401 (the engine's hook, with override and resolve_types)
-from .types import Dim, TensorType
+from .types import Dim, OptionalType, SequenceType, SparseTensorType, TensorType
 
 BIG = 1 << 62  # an index at least this large is past the end of any dim
 
@@ -491,14 +492,15 @@ def override(domain: str, op_type: str):
 def resolve_types(types: list) -> list:
     """Input types with the proven equalities applied to their dims (the list itself when
     nothing changes: shapes are resolved through a per-shape cache, `dims.resolve_tuple`)."""
-    if D.symbolic_state() is None:
+    if _STATE.get() is None:
         return types
+    resolve_tuple = D.resolve_tuple
     out = types
     for i, t in enumerate(types):
         if type(t) is TensorType:
             shape = t.shape
             if shape:
-                new = D.resolve_tuple(shape)
+                new = resolve_tuple(shape)
                 if new is not shape:
                     if out is types:
                         out = list(types)
@@ -508,7 +510,6 @@ def resolve_types(types: list) -> list:
 
 def resolve_type(t):
     """A value's type with the proven equalities applied (tensors, and the elements of containers)."""
-    from .types import OptionalType, SequenceType, SparseTensorType  # noqa: PLC0415
     kind = type(t)
     if kind is TensorType or kind is SparseTensorType:
         shape = t.shape
