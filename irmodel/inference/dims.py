@@ -186,10 +186,11 @@ class SymbolicState:
     resolved: no right-hand side mentions a name that is itself mapped).
     """
 
-    __slots__ = ("subst", "_parsed", "_resolved", "_ops", "_tuples", "frozen")
+    __slots__ = ("subst", "_parsed", "_resolved", "_ops", "_tuples", "frozen", "version")
 
     def __init__(self):
         self.frozen = 0  # > 0 inside a sub-graph: it may never run, so it proves nothing outside
+        self.version = 0  # counts the proven equalities (`outcome_token`)
         self.subst: dict = {}
         self._ops: dict = {}  # (operation, dim, dim) -> dim, valid until the next proven equality
         self._parsed: dict = {}  # text -> Expr or None (not an expression of ours)
@@ -458,6 +459,7 @@ def _add_subst(st: SymbolicState, name: str, value) -> None:
         new[k] = w
     new[name] = value
     st.subst = new
+    st.version += 1
     st._resolved.clear()
     st._ops.clear()
     st._tuples.clear()

@@ -489,6 +489,19 @@ def override(domain: str, op_type: str):
     return None
 
 
+def outcome_token():
+    """What a node's symbolic outcome depends on beyond its own inputs (for a cache of
+    per-node outcomes in the engine): changes with every proven equality, and differs
+    inside sub-graphs (where nothing is proven).  An outcome -- output types and
+    propagated output values -- computed from the same node, the same resolved input
+    types and input values (constants and ``shape_data``) under the same token is the
+    same, and replaying it skips no equality: store an outcome only if the token after
+    the node equals the one before it (a node that proved something is not replayed).
+    None outside symbolic mode."""
+    st = _STATE.get()
+    return None if st is None else (st.version, st.frozen > 0)
+
+
 def resolve_types(types: list) -> list:
     """Input types with the proven equalities applied to their dims (the list itself when
     nothing changes: shapes are resolved through a per-shape cache, `dims.resolve_tuple`)."""
