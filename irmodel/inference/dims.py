@@ -339,6 +339,12 @@ def maximum(a, b) -> Dim:
 
 def bounds(d) -> tuple:
     """An interval holding the value of ``d`` (names are dims, >= 0); unknown: (-inf, inf)."""
+    if type(d) is str:
+        return memo(("bounds", d), lambda: _bounds(d))
+    return _bounds(d)
+
+
+def _bounds(d) -> tuple:
     e = expr(d)
     if e is None:
         return -X.INF, X.INF

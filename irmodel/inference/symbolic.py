@@ -505,15 +505,18 @@ def outcome_token():
 def resolve_types(types: list) -> list:
     """Input types with the proven equalities applied to their dims (the list itself when
     nothing changes: shapes are resolved through a per-shape cache, `dims.resolve_tuple`)."""
-    if _STATE.get() is None:
+    st = _STATE.get()
+    if st is None:
         return types
-    resolve_tuple = D.resolve_tuple
+    cache = st._tuples  # `dims.resolve_tuple`'s cache, read here first (once per node)
     out = types
     for i, t in enumerate(types):
         if type(t) is TensorType:
             shape = t.shape
             if shape:
-                new = resolve_tuple(shape)
+                new = cache.get(shape)
+                if new is None:
+                    new = D.resolve_tuple(shape)
                 if new is not shape:
                     if out is types:
                         out = list(types)
@@ -527,7 +530,10 @@ def resolve_type(t):
     if kind is TensorType or kind is SparseTensorType:
         shape = t.shape
         if shape:
-            new = D.resolve_tuple(shape)
+            st = _STATE.get()
+            new = st._tuples.get(shape) if st is not None else None
+            if new is None:
+                new = D.resolve_tuple(shape)
             if new is not shape:
                 return kind(t.elem, new)
         return t
