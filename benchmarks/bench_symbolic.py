@@ -1,17 +1,22 @@
 """Benchmark: ``irmodel.infer_shapes(symbolic=True)`` against onnx's ``infer_shapes(data_prop=True)``
 on a decoder with a key/value cache (issue 13).
 
-    python benchmarks/bench_symbolic.py [--out DIR] [--nodes N] [--repeat R] [--json]
+    python benchmarks/bench_symbolic.py [--out DIR] [--nodes N] [--repeat R] [--sides A,B] [--json]
 
 The model (``tests/symbolic_models.decoder_model``, weights shared between layers) is
-generated into ``--out`` when missing: attention blocks with cache concatenations,
-Shape -> Gather -> Concat -> Reshape chains, a causal mask from Range and a Slice with
-computed bounds, lengths doubled and halved; about 100,000 nodes by default.
+generated into ``--out`` when missing (not timed): attention blocks with cache
+concatenations, Shape -> Gather -> Concat -> Reshape chains, a causal mask from Range and
+a Slice with computed bounds, lengths doubled and halved; about 100,000 nodes by default.
 
-Each side runs in a fresh Python process (load + inference, timed inside the child;
-the process's wall time too), sides alternating, medians reported.  Each child also
-counts the dims of every inferred value (value_info and graph outputs) that are
-unknown: no value and no name, or a generated ``unk__`` name.
+Each side runs as a fresh Python process doing what ``irmodel infer PATH -o OUT`` does:
+import, load, infer, save the inferred model, exit.  Sides alternate; medians reported.
+Measured: inside the child, each phase's wall and CPU time (``import``, ``load``,
+``infer``, ``save``); outside, the whole process's wall time and CPU time (user + sys of
+the child, from ``wait4``: start-up and teardown included).  The unknown dims are counted
+afterwards by one counter for both sides (onnx's reader, not timed) on the saved models:
+every dim of every value_info and graph output with no value and no name, or a generated
+``unk__`` name.  (Before, the counting ran in the timed child through each side's own
+message classes, which made our "whole process" mostly counting.)
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -30,18 +36,39 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 CHILD = r"""
 import json, sys, time
-path, side = sys.argv[1], sys.argv[2]
-t0 = time.perf_counter()
-if side == "irmodel symbolic":
+path, side, out = sys.argv[1], sys.argv[2], sys.argv[3]
+phases = {}
+t, c = time.perf_counter(), time.process_time()
+def lap(name):
+    global t, c
+    t2, c2 = time.perf_counter(), time.process_time()
+    phases[name] = [t2 - t, c2 - c]
+    t, c = t2, c2
+if side.startswith("irmodel"):
     import irmodel
-    m = irmodel.infer_shapes(irmodel.load(path, load_external_data=False), symbolic=True)
-elif side == "irmodel data_prop":
-    import irmodel
-    m = irmodel.infer_shapes(irmodel.load(path, load_external_data=False), data_prop=True)
+    lap("import")
+    m = irmodel.load(path, load_external_data=False)
+    lap("load")
+    m = irmodel.infer_shapes(m, symbolic=side == "irmodel symbolic", data_prop=True)
+    lap("infer")
+    irmodel.save(m, out)
+    lap("save")
 else:
     import onnx, onnx.shape_inference
-    m = onnx.shape_inference.infer_shapes(onnx.load(path), data_prop=True)
-t1 = time.perf_counter()
+    lap("import")
+    m = onnx.load(path)
+    lap("load")
+    m = onnx.shape_inference.infer_shapes(m, data_prop=True)
+    lap("infer")
+    onnx.save(m, out)
+    lap("save")
+print(json.dumps(phases))
+"""
+
+COUNTER = r"""
+import json, sys
+import onnx
+m = onnx.load(sys.argv[1])
 dims = unknown = 0
 for vi in list(m.graph.value_info) + list(m.graph.output):
     tt = vi.type.tensor_type
@@ -53,7 +80,7 @@ for vi in list(m.graph.value_info) + list(m.graph.output):
             continue
         if not d.HasField("dim_param") or d.dim_param.startswith("unk__"):
             unknown += 1
-print(json.dumps({"seconds": t1 - t0, "dims": dims, "unknown": unknown, "values": len(m.graph.value_info)}))
+print(json.dumps({"dims": dims, "unknown": unknown, "values": len(m.graph.value_info)}))
 """
 
 SIDES = ("irmodel symbolic", "onnx data_prop")
@@ -69,13 +96,28 @@ def build(path: str, nodes: int) -> int:
     return len(model.graph.node)
 
 
-def run_child(path: str, side: str) -> dict:
-    start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", CHILD, path, side], capture_output=True, text=True, check=True,
+def run_child(path: str, side: str, out: str) -> dict:
+    """One side in a fresh process: its phases, whole wall time and CPU time (user + sys, `os.wait4`)."""
+    with tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", CHILD, path, side, out], stdout=subprocess.PIPE,
+                                stderr=err, text=True, cwd=ROOT)
+        stdout = proc.stdout.read()
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        if proc.returncode:
+            err.seek(0)
+            raise SystemExit(f"{side} failed:\n{err.read()}")
+    phases = json.loads(stdout.strip().splitlines()[-1])
+    return {"phases": phases, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime}
+
+
+def count_unknown(path: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", COUNTER, path], capture_output=True, text=True, check=True,
                          cwd=ROOT)
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    result["wall"] = time.perf_counter() - start
-    return result
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -84,6 +126,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the inferred models next to the input")
     ap.add_argument("--sides", default=",".join(SIDES), help="comma-separated: " + ", ".join(
         SIDES + ("irmodel data_prop",)))
     args = ap.parse_args()
@@ -96,23 +139,36 @@ def main() -> None:
         f.read()  # warm page cache
     sides = args.sides.split(",")
     runs: dict = {s: [] for s in sides}
+    outputs = {s: os.path.join(args.out, f"decoder_{args.nodes}.{s.replace(' ', '_')}.onnx") for s in sides}
+    load = os.getloadavg()[0]
     for r in range(args.repeat):
         order = sides if r % 2 == 0 else sides[::-1]
         for side in order:
-            runs[side].append(run_child(path, side))
-    report = {}
+            runs[side].append(run_child(path, side, outputs[side]))
+    report: dict = {"model": path, "bytes": os.path.getsize(path), "load": [load, os.getloadavg()[0]],
+                    "cpus": os.cpu_count(), "sides": {}}
     for side, results in runs.items():
-        report[side] = {"seconds": statistics.median(x["seconds"] for x in results),
-                        "wall": statistics.median(x["wall"] for x in results),
-                        "dims": results[0]["dims"], "unknown": results[0]["unknown"],
-                        "values": results[0]["values"]}
+        med = statistics.median
+        phases = {name: [med(x["phases"][name][0] for x in results), med(x["phases"][name][1] for x in results)]
+                  for name in results[0]["phases"]}
+        report["sides"][side] = {"phases": phases, "wall": med(x["wall"] for x in results),
+                                 "cpu": med(x["cpu"] for x in results), **count_unknown(outputs[side])}
+        if not args.keep:
+            os.unlink(outputs[side])
     if args.json:
         print(json.dumps(report, indent=1))
         return
-    print(f"model: {path} ({os.path.getsize(path)} bytes)")
-    for side, r in report.items():
-        print(f"{side:20s} infer {r['seconds']:8.2f} s  process {r['wall']:8.2f} s  "
-              f"dims {r['dims']:8d}  unknown {r['unknown']:8d}  values {r['values']}")
+    print(f"model: {path} ({report['bytes']} bytes); load average {load:.2f} -> {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} CPUs; {args.repeat} run(s) per side, medians")
+    print("| side | infer wall | infer CPU | import+load+infer wall | process wall | process CPU | dims | unknown |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for side, r in report["sides"].items():
+        ph = r["phases"]
+        print(f"| {side} | {ph['infer'][0]:.2f} s | {ph['infer'][1]:.2f} s | "
+              f"{ph['import'][0] + ph['load'][0] + ph['infer'][0]:.2f} s | {r['wall']:.2f} s | {r['cpu']:.2f} s | "
+              f"{r['dims']:,} | {r['unknown']:,} |")
+    for side, r in report["sides"].items():
+        print(f"{side}: " + ", ".join(f"{k} {v[0]:.2f} s wall / {v[1]:.2f} s CPU" for k, v in r["phases"].items()))
 
 
 if __name__ == "__main__":

@@ -186,14 +186,18 @@ class SymbolicState:
     resolved: no right-hand side mentions a name that is itself mapped).
     """
 
-    __slots__ = ("subst", "_parsed", "_resolved", "_ops", "frozen")
+    __slots__ = ("subst", "_parsed", "_resolved", "_ops", "_tuples", "frozen", "version")
 
     def __init__(self):
         self.frozen = 0  # > 0 inside a sub-graph: it may never run, so it proves nothing outside
+        self.version = 0  # counts the proven equalities (`outcome_token`)
         self.subst: dict = {}
         self._ops: dict = {}  # (operation, dim, dim) -> dim, valid until the next proven equality
         self._parsed: dict = {}  # text -> Expr or None (not an expression of ours)
         self._resolved: dict = {}  # dim text -> dim after substitution
+        # shape or value tuple -> the same tuple resolved (the tuple itself when unchanged):
+        # a model repeats a few shapes on thousands of values
+        self._tuples: dict = {}
 
     def parse(self, text: str):
         try:
@@ -273,6 +277,22 @@ def _binary(op, a, b) -> Dim:
     return out
 
 
+def memo(key: tuple, compute):
+    """``compute()``, remembered under ``key`` until the next proven equality (symbolic
+    mode; ``compute`` must be a pure function of the dims in ``key``)."""
+    st = _STATE.get()
+    if st is None:
+        return compute()
+    got = st._ops.get(key, st)
+    if got is not st:
+        return got
+    out = compute()
+    if len(st._ops) > 100000:
+        st._ops.clear()
+    st._ops[key] = out
+    return out
+
+
 def add(a, b) -> Dim:
     """``a + b`` of dims or ints: an int when both are known; ``0 + d`` is ``d``; else an
     expression (symbolic mode) or None."""
@@ -319,6 +339,12 @@ def maximum(a, b) -> Dim:
 
 def bounds(d) -> tuple:
     """An interval holding the value of ``d`` (names are dims, >= 0); unknown: (-inf, inf)."""
+    if type(d) is str:
+        return memo(("bounds", d), lambda: _bounds(d))
+    return _bounds(d)
+
+
+def _bounds(d) -> tuple:
     e = expr(d)
     if e is None:
         return -X.INF, X.INF
@@ -361,6 +387,29 @@ def resolve(d) -> Dim:
     return out
 
 
+def resolve_tuple(dims: tuple) -> tuple:
+    """`resolve` of each element of a shape or a propagated value: the same tuple object
+    when nothing changes (cached per tuple until the next proven equality)."""
+    st = _STATE.get()
+    if st is None:
+        return dims
+    cache = st._tuples
+    got = cache.get(dims)
+    if got is not None:
+        return got
+    out = dims
+    for d in dims:
+        if type(d) is str:
+            new = tuple(resolve(x) for x in dims)
+            if new != dims:
+                out = new
+            break
+    if len(cache) > 100000:
+        cache.clear()
+    cache[dims] = out
+    return out
+
+
 def record_equal(a, b) -> None:
     """Record ``a == b``, proven by an operator's semantics (no-op outside symbolic mode).
 
@@ -368,6 +417,8 @@ def record_equal(a, b) -> None:
     appears linearly with coefficient +-1 (a fresh ``unk__`` name preferred).  Nothing
     is recorded when the difference cannot be solved that way.
     """
+    if a == b or (type(a) is int and type(b) is int):
+        return  # nothing to learn (known values are checked by the operator's rule)
     st = _STATE.get()
     if st is None or st.frozen:
         return
@@ -414,8 +465,10 @@ def _add_subst(st: SymbolicState, name: str, value) -> None:
         new[k] = w
     new[name] = value
     st.subst = new
+    st.version += 1
     st._resolved.clear()
     st._ops.clear()
+    st._tuples.clear()
 
 
 def broadcast_names(column: list) -> Dim:

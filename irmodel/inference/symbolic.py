@@ -21,8 +21,9 @@ from __future__ import annotations
 from . import common as C
 from . import dims as D
 from . import symexpr as X
+from .dims import _STATE
 from .symprop import propagate  # noqa: F401 (the engine's hook, with override and resolve_types)
-from .types import Dim, TensorType
+from .types import Dim, OptionalType, SequenceType, SparseTensorType, TensorType
 
 BIG = 1 << 62  # an index at least this large is past the end of any dim
 
@@ -157,12 +158,18 @@ def reshape(ctx, base) -> None:
     holes = [i for i, d in enumerate(target) if type(d) is int and d == -1]
     if len(holes) == 1 and new[holes[0]] is None:
         h = holes[0]
-        others = [d for i, d in enumerate(new) if i != h]
-        num = _product(data_shape)
-        den = _product(others)
-        if num is not None and den is not None and den != X.ZERO:
-            new[h] = D.dim(exact_quotient(num, den))
+        others = tuple(d for i, d in enumerate(new) if i != h)
+        new[h] = D.memo(("reshape -1", data_shape, others), lambda: _hole(data_shape, others))
     _set_dims(ctx, 0, new)
+
+
+def _hole(data_shape, others):
+    """Reshape's ``-1``: the element count over the product of the other dims, or None."""
+    num = _product(data_shape)
+    den = _product(others)
+    if num is not None and den is not None and den != X.ZERO:
+        return D.dim(exact_quotient(num, den))
+    return None
 
 
 # -- Slice -------------------------------------------------------------------------------
@@ -189,6 +196,10 @@ def slice_length(d, start, end, step):
     """The length of ``d[start:end:step]`` with ONNX's clamping, or None (step > 0 only)."""
     if type(step) is not int or step <= 0:
         return None
+    return D.memo(("slice", d, start, end, step), lambda: _slice_length(d, start, end, step))
+
+
+def _slice_length(d, start, end, step):
     s = _clamped_index(start, d, False)
     e = _clamped_index(end, d, True)
     if s is None or e is None:
@@ -409,7 +420,7 @@ def matmul(ctx, base) -> None:
     if s0 and s1:
         dl = s0[-1]
         dr = s1[0] if len(s1) == 1 else s1[-2]
-        if dl is not None and dr is not None:
+        if dl is not None and dr is not None and dl != dr:
             D.record_equal(dl, dr)
 
 
@@ -478,29 +489,53 @@ def override(domain: str, op_type: str):
     return None
 
 
+def outcome_token():
+    """What a node's symbolic outcome depends on beyond its own inputs (for a cache of
+    per-node outcomes in the engine): changes with every proven equality, and differs
+    inside sub-graphs (where nothing is proven).  An outcome -- output types and
+    propagated output values -- computed from the same node, the same resolved input
+    types and input values (constants and ``shape_data``) under the same token is the
+    same, and replaying it skips no equality: store an outcome only if the token after
+    the node equals the one before it (a node that proved something is not replayed).
+    None outside symbolic mode."""
+    st = _STATE.get()
+    return None if st is None else (st.version, st.frozen > 0)
+
+
 def resolve_types(types: list) -> list:
-    """Input types with the proven equalities applied to their dims (a no-op when there are none)."""
-    if D.symbolic_state() is None:
+    """Input types with the proven equalities applied to their dims (the list itself when
+    nothing changes: shapes are resolved through a per-shape cache, `dims.resolve_tuple`)."""
+    st = _STATE.get()
+    if st is None:
         return types
-    out = []
-    for t in types:
-        if type(t) is TensorType and t.shape is not None and any(type(d) is str for d in t.shape):
-            shape = tuple(D.resolve(d) for d in t.shape)
-            if shape != t.shape:
-                t = TensorType(t.elem, shape)
-        out.append(t)
+    cache = st._tuples  # `dims.resolve_tuple`'s cache, read here first (once per node)
+    out = types
+    for i, t in enumerate(types):
+        if type(t) is TensorType:
+            shape = t.shape
+            if shape:
+                new = cache.get(shape)
+                if new is None:
+                    new = D.resolve_tuple(shape)
+                if new is not shape:
+                    if out is types:
+                        out = list(types)
+                    out[i] = TensorType(t.elem, new)
     return out
 
 
 def resolve_type(t):
     """A value's type with the proven equalities applied (tensors, and the elements of containers)."""
-    from .types import OptionalType, SequenceType, SparseTensorType  # noqa: PLC0415
     kind = type(t)
     if kind is TensorType or kind is SparseTensorType:
-        if t.shape is not None and any(type(d) is str for d in t.shape):
-            shape = tuple(D.resolve(d) for d in t.shape)
-            if shape != t.shape:
-                return kind(t.elem, shape)
+        shape = t.shape
+        if shape:
+            st = _STATE.get()
+            new = st._tuples.get(shape) if st is not None else None
+            if new is None:
+                new = D.resolve_tuple(shape)
+            if new is not shape:
+                return kind(t.elem, new)
         return t
     if (kind is SequenceType or kind is OptionalType) and t.elem is not None:
         e = resolve_type(t.elem)

@@ -132,11 +132,28 @@ def _make(acc: dict) -> Expr:
 
 
 def const(v: int) -> Expr:
-    return Expr((((), v),)) if v else Expr(())
+    e = _CONSTS.get(v)
+    if e is None:
+        e = Expr((((), v),)) if v else Expr(())
+        if -1024 <= v <= 1 << 16:
+            _CONSTS[v] = e
+    return e
 
 
 def sym(name: str) -> Expr:
-    return Expr((((name,), 1),))
+    e = _SYMS.get(name)
+    if e is None:
+        e = Expr((((name,), 1),))
+        if len(_SYMS) > 100000:
+            _SYMS.clear()
+        _SYMS[name] = e
+    return e
+
+
+# Interned leaves (an Expr is immutable): dims read as expressions are mostly small
+# numbers and plain names, made again and again.
+_CONSTS: dict = {}
+_SYMS: dict = {}
 
 
 ZERO = const(0)

@@ -57,7 +57,7 @@ def _in(ctx: PropagationContext, i: int):
     v = ctx.input_data(i)
     if v is None:
         return None
-    return tuple(D.resolve(x) for x in v)
+    return D.resolve_tuple(v)
 
 
 def _attr_i(ctx, name, default):
