@@ -125,6 +125,34 @@ def names_of(fields: bytes) -> list:
     return out
 
 
+def masked_floats(fields: bytes) -> bytes:
+    """A run of attribute fields (the node pattern's group 5) with the value of each
+    attribute's ``f`` set to zero where it directly follows the attribute's name.
+
+    No rule reads a float attribute's value (only that ``f`` is set, and the declared
+    type), so two nodes differing only there have the same verdict: a Gemm's ``alpha`` or
+    a LayerNormalization's ``epsilon`` that varies from node to node does not make every
+    node a kind of its own.  Lengths and tags are kept, so the masked bytes still tell the
+    structure apart: only the four bytes of a fixed32 field 2 (tag 0x15) that follows a
+    name field with a one-byte length, inside the attribute, are zeroed.
+    """
+    if b"\x15" not in fields:
+        return fields
+    out = None
+    pos = 0
+    end = len(fields)
+    while pos < end:  # each attribute: tag 0x2a, one-byte length (the node pattern's)
+        a = pos + 2
+        pos = a + fields[pos + 1]
+        if a + 2 <= pos and fields[a] == 0x0A:
+            f = a + 2 + fields[a + 1]
+            if fields[a + 1] < 128 and f + 5 <= pos and fields[f] == 0x15:
+                if out is None:
+                    out = bytearray(fields)
+                out[f + 1:f + 5] = b"\x00\x00\x00\x00"
+    return fields if out is None else bytes(out)
+
+
 # AttributeProto's fields on the wire: tag -> what the kind key keeps of it.
 _NAME, _TYPE, _REF, _DOC = 0x0A, 0xA0, 0xAA, 0x6A
 _F, _I, _S, _FLOATS_PACKED, _FLOATS_ONE, _INTS_PACKED, _INTS_ONE, _STRINGS = (

@@ -17,7 +17,7 @@ from wirefmt.message import exact_span, item_spans
 
 from .access import VALUE_FIELD_TYPES as _VALUE_FIELD_TYPES, decode_rest, present_value_fields
 from .context import EXPERIMENTAL_OPS, LexicalScopeContext
-from .fastnodes import attribute_kinds, names_of, node_pattern, skeleton, tensor_kind
+from .fastnodes import attribute_kinds, masked_floats, names_of, node_pattern, skeleton, tensor_kind
 from .problems import Reporter, short
 from .tensor import check_sparse_tensor, check_tensor
 
@@ -461,7 +461,7 @@ class _FastState:
     """What the fast path over one graph's nodes keeps: the scope, the verdict caches."""
 
     __slots__ = ("walker", "nodes", "src", "spans", "ctx", "lex", "path", "depth", "names",
-                 "parent_has", "verdicts", "by_kinds")
+                 "parent_has", "verdicts", "by_masked", "by_kinds")
 
     def __init__(self, walker, nodes, src, spans, ctx, lex, path, depth) -> None:
         self.walker, self.nodes, self.src, self.spans = walker, nodes, src, spans
@@ -469,35 +469,47 @@ class _FastState:
         self.names = lex.names
         self.parent_has = _outer_lookup(lex.parent)
         self.verdicts: dict = {}  # kind key (attributes as bytes) -> no problem
+        self.by_masked: dict = {}  # kind key (attributes as `masked_floats`) -> no problem
         self.by_kinds: dict = {}  # kind key (attributes as `attribute_kinds`) -> no problem
 
     def verdict(self, k: int, key: tuple, parts: tuple) -> bool:
         """Whether node ``k``'s own and schema rules find no problem: by the full path, run
         once per kind (attributes compared by `attribute_kinds`) against a scratch reporter.
-        ``key`` is the node's kind key, ``parts`` its op_type, domain and attribute fields."""
+        ``key`` is the node's kind key, ``parts`` its op_type, domain and attribute fields.
+        Nodes whose attributes differ only in float values (`masked_floats`) share a
+        verdict before `attribute_kinds` is asked."""
         op, domain, attrs = parts
-        kinds = attribute_kinds(attrs) if attrs else ()
-        ok: bool | None
-        if kinds is None:
-            ok = False
-        else:
-            key2 = (op, domain or b"", kinds, key[1], key[2])
-            ok = self.by_kinds.get(key2)
-            if ok is None:
-                walker = self.walker
-                report = walker.report
-                scratch = walker.report = Reporter()
-                try:
-                    walker._node(self.nodes[k], self.ctx, self.lex, f"{self.path}.node[{k}]", self.depth)
-                    ok = not scratch.problems
-                except DecodeError:
-                    ok = False
-                finally:
-                    walker.report = report
-                self.by_kinds[key2] = ok
+        masked = None
+        ok: bool | None = None
+        if attrs:
+            masked = (op, domain, masked_floats(attrs), key[1], key[2])
+            ok = self.by_masked.get(masked)
+        if ok is None:
+            kinds = attribute_kinds(attrs) if attrs else ()
+            if kinds is None:
+                ok = False
+            else:
+                key2 = (op, domain or b"", kinds, key[1], key[2])
+                ok = self.by_kinds.get(key2)
+                if ok is None:
+                    ok = self.by_kinds[key2] = self._full_path_finds_nothing(k)
+            if masked is not None and len(self.by_masked) < _MAX_KINDS:
+                self.by_masked[masked] = ok
         if len(self.verdicts) < _MAX_KINDS:
             self.verdicts[key] = ok
         return ok
+
+    def _full_path_finds_nothing(self, k: int) -> bool:
+        walker = self.walker
+        report = walker.report
+        scratch = walker.report = Reporter()
+        try:
+            walker._node(self.nodes[k], self.ctx, self.lex, f"{self.path}.node[{k}]", self.depth)
+            return not scratch.problems
+        except DecodeError:
+            return False
+        finally:
+            walker.report = report
 
 
 def _outer_lookup(scope):
