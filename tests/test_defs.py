@@ -340,6 +340,22 @@ def test_the_lazy_index_holds_exactly_the_records_of_the_full_parse(path):
     for key, (versions, records) in full.index.items():
         assert index[key][0] == versions
         assert [json.loads(text) for text in index[key][1]] == records
+        assert [registry._json_loads(text) for text in index[key][1]] == records
+
+
+@pytest.mark.parametrize("text", [b'{"a": [1, -2.5e3, true, false, null, "x\\u00e9"]}', b" [] ",
+                                  b'"\\ud83d\\ude00"', b"NaN", b"-Infinity", b"12", b"{}"])
+def test_the_scanner_reads_json_as_json_loads(text):
+    value = registry._json_loads(text)
+    assert repr(value) == repr(json.loads(text))
+
+
+@pytest.mark.parametrize("text", [b"", b"   ", b"[1,]", b'{"a" 1}', b"[1] [2]", b"tru", b"[1, 2"])
+def test_the_scanner_refuses_what_json_loads_refuses(text):
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        registry._json_loads(text)
 
 
 def _table_of(tmp_path, data: bytes) -> registry._Table:

@@ -71,27 +71,26 @@ class _Table:
     def schema_at(self, entry: tuple, i: int) -> OpSchema:
         item = entry[1][i]
         if type(item) is bytes:
-            import json  # noqa: PLC0415
-
-            item = json.loads(item)
+            item = _json_loads(item)
         if type(item) is dict:
             item = entry[1][i] = OpSchema.from_record(item)
         return item
 
 
-# A record as the generator lays it out: the opening brace alone on a line indented by two,
-# then its name, domain and since_version one a line (names and domains without escapes).
+# A record as the generator lays it out: a line that is just "  {", then its name, domain
+# and since_version one a line (names and domains without escapes); it closes with the
+# first line that is just "  }".
 _RECORD_HEAD = (rb'\n  \{\n   "name": "([^"\\\n]*)",\n   "domain": "([^"\\\n]*)",\n'
                 rb'   "since_version": (-?[0-9]+),\n')
 _SCHEMAS_OPEN = b'\n "schemas": [\n'
+_RECORD_OPEN = b"\n  {\n"
 _RECORD_CLOSE = b"\n  }"
 
 
 def _lazy_index(data: bytes) -> tuple[dict, dict] | None:
     """``(header, index)`` of the table in ``data`` with each record left as its JSON text,
     or None when the text is not laid out as the generator lays it out."""
-    import json  # noqa: PLC0415
-    import re  # noqa: PLC0415
+    import re  # noqa: PLC0415 - the checker has imported it already
 
     at = data.find(_SCHEMAS_OPEN)
     if at < 0 or not data.startswith(b"{"):
@@ -100,23 +99,30 @@ def _lazy_index(data: bytes) -> tuple[dict, dict] | None:
     if not head.endswith(b","):
         return None
     try:
-        header = json.loads(head[:-1] + b"\n}")
+        header = _json_loads(head[:-1] + b"\n}")
     except ValueError:
         return None
     if not isinstance(header, dict) or "schemas" in header:
         return None
     body = at + len(_SCHEMAS_OPEN) - 1  # at the newline before the first record
     index: dict = {}
-    found = 0
     last = None
-    for m in re.compile(_RECORD_HEAD).finditer(data, body):
-        start = m.start() + 1
-        end = data.find(_RECORD_CLOSE, start)
+    find = data.find
+    match = re.compile(_RECORD_HEAD).match  # at each record's start (bytes.find finds them
+    start = body                            # faster than a regular expression's search)
+    while True:
+        start = find(_RECORD_OPEN, start)
+        if start < 0:
+            break
+        m = match(data, start)
+        if m is None:
+            return None  # a record this index cannot read: let the full parse read them all
+        end = find(_RECORD_CLOSE, start + 1)
         if end < 0:
             return None
-        end += len(_RECORD_CLOSE)
-        key = (m.group(2).decode(), m.group(1).decode())
-        version = int(m.group(3))
+        name, domain, version = m.group(1, 2, 3)
+        key = (domain.decode(), name.decode())
+        version = int(version)
         if last is not None and (key, version) <= last:
             return None  # not sorted as the generator sorts: let the full parse decide
         last = (key, version)
@@ -124,12 +130,51 @@ def _lazy_index(data: bytes) -> tuple[dict, dict] | None:
         if entry is None:
             entry = index[key] = ([], [])
         entry[0].append(version)
-        entry[1].append(data[start:end])
-        found += 1
-    # Every record opens with "  {" alone on its line: each must be one of those indexed.
-    if found == 0 or data.count(b"\n  {\n", body) != found:
+        start = end + len(_RECORD_CLOSE)
+        entry[1].append(data[m.start() + 1:start])
+    if not index:
         return None
     return header, index
+
+
+_scanner: list = []
+
+
+def _json_loads(text: bytes):
+    """``json.loads(text)`` by the standard library's C scanner, without importing `json`.
+
+    Importing `json` compiles half a dozen regular expressions (its decoder's and its
+    encoder's), a few milliseconds that a check of a small model would pay for reading a
+    dozen records; `_json.make_scanner` is what `json` itself uses.  Without it (another
+    Python): `json.loads`.
+    """
+    if not _scanner:
+        try:
+            from _json import make_scanner  # noqa: PLC0415
+        except ImportError:
+            import json  # noqa: PLC0415
+
+            _scanner.append(None)
+            _scanner.append(json.loads)
+        else:
+            constants = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
+            context = type("JSONContext", (), dict(
+                strict=True, object_hook=None, object_pairs_hook=None, parse_float=float,
+                parse_int=int, parse_constant=constants.__getitem__, memo={}))()
+            _scanner.append(make_scanner(context))
+            _scanner.append(None)
+    scan, fallback = _scanner
+    if scan is None:
+        return fallback(text)
+    string = text.decode("utf-8")
+    begin = len(string) - len(string.lstrip(" \t\n\r"))
+    try:
+        value, end = scan(string, begin)
+    except StopIteration:
+        raise ValueError("no JSON value") from None
+    if string[end:].strip(" \t\n\r"):
+        raise ValueError("extra data after a JSON value")
+    return value
 
 
 def _read_table(path: str) -> _Table:
@@ -138,8 +183,7 @@ def _read_table(path: str) -> _Table:
     lazy = _lazy_index(data)
     if lazy is not None:
         return _Table(lazy[0], lazy[1])
-    import json  # noqa: PLC0415 (only the first lookup pays for it)
-    return _Table(json.loads(data))
+    return _Table(_json_loads(data))
 
 
 _table: _Table | None = None
