@@ -210,27 +210,37 @@ class Walker:
         the first node of each kind and for whatever is unusual; the same problems."""
         state = _FastState(self, nodes, src, spans, ctx, lex, path, depth)
         names = state.names
+        defined = names.issuperset
         parent_has = state.parent_has
         get = state.verdicts.get
         one = self._one_node
         matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+        # The kind key's input and output parts: how many names when none is empty, else
+        # their `skeleton` (an int and a bytes never compare equal).  One or two names are
+        # split inline: most nodes have one output and one or two inputs.
         for k, m in enumerate(matches):
             if m is not None:
                 ins, outs, kind = m.group(1, 2, 3)
-                try:  # one name: inline (most nodes have one output, many one input)
-                    if ins and ins[1] + 2 == len(ins):
-                        in_names = [ins[2:].decode()]
-                        in_shape = b"i" if in_names[0] else b"i\x00"
+                try:
+                    n = len(ins)
+                    if not n:
+                        in_names: tuple | list = ()
                     else:
-                        in_names = names_of(ins)
-                        in_shape = b"i" * len(in_names) if "" not in in_names else skeleton(in_names)
+                        a = ins[1] + 2
+                        if a == n:
+                            in_names = (ins[2:].decode(),)
+                        elif a + 2 + ins[a + 1] == n:
+                            in_names = (ins[2:a].decode(), ins[a + 2:].decode())
+                        else:
+                            in_names = names_of(ins)
+                    in_shape = len(in_names) if "" not in in_names else skeleton(in_names)
                     if outs and outs[1] + 2 == len(outs):
                         out_name = outs[2:].decode()
                         out_names = None
-                        out_shape = b"i" if out_name else b"i\x00"
+                        out_shape = 1 if out_name else b"i\x00"
                     else:
                         out_names = names_of(outs)
-                        out_shape = skeleton(out_names)
+                        out_shape = len(out_names) if "" not in out_names else skeleton(out_names)
                 except UnicodeDecodeError:
                     in_names = None
                 if in_names is not None:
@@ -238,21 +248,16 @@ class Walker:
                     ok = get(key)
                     if ok is None:
                         ok = state.verdict(k, key, m.group(4, 6, 5))
-                    if ok:
-                        for name in in_names:
-                            if name and name not in names and (parent_has is None or not parent_has(name)):
-                                ok = False
-                                break
-                        if ok:
-                            if out_names is None:
-                                if not out_name:
-                                    continue
-                                if out_name not in names and (parent_has is None or not parent_has(out_name)):
-                                    names.add(out_name)
-                                    continue
-                            elif _outputs_new(out_names, names, parent_has):
-                                names.update(filter(None, out_names))
+                    if ok and (defined(in_names) or _inputs_defined(in_names, names, parent_has)):
+                        if out_names is None:
+                            if not out_name:
                                 continue
+                            if out_name not in names and (parent_has is None or not parent_has(out_name)):
+                                names.add(out_name)
+                                continue
+                        elif _outputs_new(out_names, names, parent_has):
+                            names.update(filter(None, out_names))
+                            continue
             npath = f"{path}.node[{k}]"
             try:
                 node = nodes[k]
@@ -524,6 +529,14 @@ def _outer_lookup(scope):
     if len(chain) == 1:
         return chain[0].names.__contains__
     return chain[0].this_or_ancestor_graph_has
+
+
+def _inputs_defined(in_names, names: set, parent_has) -> bool:
+    """Every input name but the empty ones is defined here or in an enclosing scope."""
+    for name in in_names:
+        if name and name not in names and (parent_has is None or not parent_has(name)):
+            return False
+    return True
 
 
 def _outputs_new(out_names: list, names: set, parent_has) -> bool:
