@@ -269,3 +269,22 @@ def test_masked_floats_zeroes_only_a_float_value_after_a_name():
     assert masked_floats(short) == short
     # several attributes: each masked on its own
     assert masked_floats(one + ints + two) == masked_floats(two + ints + one)
+
+
+def test_malformed_packed_dims_of_a_known_kind_are_refused_on_both_paths(monkeypatch):
+    """The fast path keys an initializer by its packed dims' bytes without decoding them;
+    the full path decodes the first of each key.  Tensors whose dims run ends inside a
+    varint (and a good one before and after) get the full path's problems on both paths."""
+    from wirefmt import encode_varint
+
+    def field(tag: int, payload: bytes) -> bytes:
+        return bytes([tag]) + encode_varint(len(payload)) + payload
+
+    def tensor(name: bytes, dims: bytes) -> bytes:
+        return field(0x0A, dims) + b"\x10\x01" + field(0x42, name) + field(0x4A, b"\x00" * 4)
+
+    inits = [tensor(b"a", b"\x01"), tensor(b"b", b"\x81"), tensor(b"c", b"\x81"), tensor(b"d", b"\x01")]
+    graph = b"".join(field(0x2A, t) for t in inits) + field(0x12, b"g")
+    model = b"\x08\x08" + field(0x42, b"\x10\x12") + field(0x3A, graph)
+    problems = assert_same_problems(model, monkeypatch, "malformed packed dims")
+    assert problems is not None

@@ -241,6 +241,22 @@ def _one_attribute(src: bytes, pos: int, end: int) -> tuple | None:
     return name, attr_type, tuple(values), ref
 
 
+def dims_well_formed(key: tuple) -> bool:
+    """The packed dims runs of a `tensor_kind` key decode (as protobuf decodes them).
+
+    Asked before the full path checks the first tensor of a key, so that a malformed run
+    sends the tensor to the full path unread: a message whose packed field failed to
+    decode once reads as empty the second time (wirefmt), so it must fail there first.
+    """
+    try:
+        for tag, value in key:
+            if tag == _DIMS_PACKED:
+                unpack_varints(INT64, value, 0, len(value))
+    except DecodeError:
+        return False
+    return True
+
+
 # TensorProto's fields an initializer of weights usually has (anything else: the full path).
 _DIMS_PACKED, _DIMS_ONE, _DATA_TYPE, _TENSOR_NAME, _RAW_DATA = 0x0A, 0x08, 0x10, 0x42, 0x4A
 
@@ -250,7 +266,8 @@ def tensor_kind(src, pos: int, end: int) -> tuple | None:
 
     Read only when it holds nothing but dims, data_type, one non-empty UTF-8 name and
     raw_data.  The key is every field but the name, in wire order, with raw_data by its
-    length: all that the tensor rules read (they never read the weights).
+    length: all that the tensor rules read (they never read the weights).  Packed dims are
+    in the key as their bytes, not decoded here: `dims_well_formed` is asked once per key.
     """
     name = None
     key = []
@@ -258,7 +275,11 @@ def tensor_kind(src, pos: int, end: int) -> tuple | None:
         while pos < end:
             tag = src[pos]
             if tag == _DIMS_ONE or tag == _DATA_TYPE:
-                value, pos = read_varint(src, pos + 1, end)
+                value = src[pos + 1]
+                if value < 128:
+                    pos += 2
+                else:
+                    value, pos = read_varint(src, pos + 1, end)
                 key.append((tag, value))
                 continue
             if tag != _DIMS_PACKED and tag != _TENSOR_NAME and tag != _RAW_DATA:
@@ -278,7 +299,6 @@ def tensor_kind(src, pos: int, end: int) -> tuple | None:
                     return None
                 name = src[a:pos].decode()
             else:
-                unpack_varints(INT64, src, a, pos)  # DecodeError where protobuf fails
                 key.append((tag, src[a:pos]))
     except (DecodeError, IndexError, UnicodeDecodeError):
         return None

@@ -17,7 +17,8 @@ from wirefmt.message import exact_span, item_spans
 
 from .access import VALUE_FIELD_TYPES as _VALUE_FIELD_TYPES, decode_rest, present_value_fields
 from .context import EXPERIMENTAL_OPS, LexicalScopeContext
-from .fastnodes import attribute_kinds, masked_floats, names_of, node_pattern, skeleton, tensor_kind
+from .fastnodes import (attribute_kinds, dims_well_formed, masked_floats, names_of, node_pattern,
+                        skeleton, tensor_kind)
 from .problems import Reporter, short
 from .tensor import check_sparse_tensor, check_tensor
 
@@ -284,7 +285,9 @@ class Walker:
                 name, key = read
                 if name not in seen:
                     ok = verdicts.get(key)
-                    if ok is None:
+                    if ok is None and not dims_well_formed(key):
+                        ok = False
+                    elif ok is None:
                         scratch = Reporter()
                         try:
                             check_tensor(scratch, inits[i], ctx, f"{path}.initializer[{i}]", node)
