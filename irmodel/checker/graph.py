@@ -10,7 +10,7 @@ graphs, which the decoder bounds (`G209` guards models built in memory).
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import islice, repeat
 
 from wirefmt import MAX_DEPTH, DecodeError
 from wirefmt.message import exact_span, item_spans
@@ -215,7 +215,7 @@ class Walker:
         parent_has = state.parent_has
         get = state.verdicts.get
         one = self._one_node
-        matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+        matches = map(node_pattern().fullmatch, repeat(src), islice(spans, 0, None, 2), islice(spans, 1, None, 2))
         # The kind key's input and output parts: how many names when none is empty, else
         # their `skeleton` (an int and a bytes never compare equal).  One or two names are
         # split inline: most nodes have one output and one or two inputs.
@@ -503,7 +503,9 @@ class _FastState:
                     ok = self.by_kinds[key2] = self._full_path_finds_nothing(k)
             if masked is not None and len(self.by_masked) < _MAX_KINDS:
                 self.by_masked[masked] = ok
-        if len(self.verdicts) < _MAX_KINDS:
+        # A key whose float values were masked is kept by its masked form only: values that
+        # differ from node to node would fill the cache with keys never asked for again.
+        if (masked is None or masked[2] == attrs) and len(self.verdicts) < _MAX_KINDS:
             self.verdicts[key] = ok
         return ok
 
