@@ -100,7 +100,7 @@ def _compiled(source: bytes, flags: int):
         return re.compile(source, flags)
 
 
-def skeleton(names: list) -> bytes:
+def skeleton(names: list | tuple) -> bytes:
     """How many names and which are empty, as a node's kind key holds them."""
     if "" not in names:
         return b"i" * len(names)

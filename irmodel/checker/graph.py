@@ -222,10 +222,11 @@ class Walker:
         for k, m in enumerate(matches):
             if m is not None:
                 ins, outs, kind = m.group(1, 2, 3)
+                in_names: tuple | list | None
                 try:
                     n = len(ins)
                     if not n:
-                        in_names: tuple | list = ()
+                        in_names = ()
                     else:
                         a = ins[1] + 2
                         if a == n:

@@ -105,7 +105,7 @@ def _lazy_index(data: bytes) -> tuple[dict, dict] | None:
     if not isinstance(header, dict) or "schemas" in header:
         return None
     body = at + len(_SCHEMAS_OPEN) - 1  # at the newline before the first record
-    index: dict = {}
+    index: dict[tuple[str, str], tuple[list, list]] = {}
     last = None
     find = data.find
     match = re.compile(_RECORD_HEAD).match  # at each record's start (bytes.find finds them
