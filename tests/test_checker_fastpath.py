@@ -206,3 +206,85 @@ def test_an_overlong_length_prefix_is_refused_on_both_paths(monkeypatch):
     problems = assert_same_problems(model, monkeypatch, "overlong length")
     assert problems is not None
     assert "longer than 5 bytes" in str(problems)
+
+
+def test_nodes_differing_only_in_float_attribute_values_share_one_verdict(monkeypatch):
+    """A Gemm's alpha that differs at every node does not send every node to the full
+    path (`fastnodes.masked_floats`), and the problems stay the full path's."""
+    from onnx import helper as oh
+
+    model = _big_model(600, 3)
+    rng = random.Random(3)
+    gemms = [node for node in model.graph.node if node.op_type == "Gemm"]
+    assert len(gemms) > 20
+    for node in gemms:
+        for attr in node.attribute:
+            if attr.name == "alpha":
+                attr.f = rng.uniform(0.01, 10.0)
+    # one Gemm whose alpha is an int: a problem the shared verdict must not hide
+    bad = gemms[len(gemms) // 2]
+    del bad.attribute[:]
+    bad.attribute.extend([oh.make_attribute("alpha", 3), oh.make_attribute("transB", 1)])
+    data = model.SerializeToString()
+    problems = assert_same_problems(data, monkeypatch, "varying alpha")
+    assert problems is not None and len(problems) == 1
+    calls = []
+    kinds = checker_graph.attribute_kinds
+
+    def counting(fields):
+        calls.append(1)
+        return kinds(fields)
+
+    monkeypatch.setattr(checker_graph, "_FAST_FROM", 64)
+    monkeypatch.setattr(checker_graph, "attribute_kinds", counting)
+    with pytest.raises(irmodel.ValidationError):
+        irmodel.check_model(data)
+    assert 0 < len(calls) < 12  # a few kinds, not one per Gemm
+
+
+def test_masked_floats_zeroes_only_a_float_value_after_a_name():
+    from irmodel.checker.fastnodes import masked_floats
+
+    def attr(*fields: bytes) -> bytes:
+        body = b"".join(fields)
+        return b"\x2a" + bytes([len(body)]) + body
+
+    name = lambda text: b"\x0a" + bytes([len(text)]) + text  # noqa: E731
+    f = lambda value: b"\x15" + value  # noqa: E731
+    typ = b"\xa0\x01\x01"
+    one = attr(name(b"alpha"), f(b"\x01\x02\x03\x04"), typ)
+    two = attr(name(b"alpha"), f(b"\x09\x08\x07\x06"), typ)
+    assert masked_floats(one) == masked_floats(two) == attr(name(b"alpha"), f(b"\x00" * 4), typ)
+    assert len(masked_floats(one)) == len(one)
+    # no float field, or a float field that is not right after the name: unchanged
+    ints = attr(name(b"axis"), b"\x18\x15", b"\xa0\x01\x02")
+    assert masked_floats(ints) == ints
+    late = attr(typ, name(b"alpha"), f(b"\x01\x02\x03\x04"))
+    assert masked_floats(late) == late
+    # 0x15 inside a name or a string value is not a field
+    odd = attr(name(b"a\x15bcd"), b"\x22\x05\x15abcd", b"\xa0\x01\x03")
+    assert masked_floats(odd) == odd
+    # a float field cut short by the attribute's end is left alone
+    short = attr(name(b"alpha"), b"\x15\x01\x02")
+    assert masked_floats(short) == short
+    # several attributes: each masked on its own
+    assert masked_floats(one + ints + two) == masked_floats(two + ints + one)
+
+
+def test_malformed_packed_dims_of_a_known_kind_are_refused_on_both_paths(monkeypatch):
+    """The fast path keys an initializer by its packed dims' bytes without decoding them;
+    the full path decodes the first of each key.  Tensors whose dims run ends inside a
+    varint (and a good one before and after) get the full path's problems on both paths."""
+    from wirefmt import encode_varint
+
+    def field(tag: int, payload: bytes) -> bytes:
+        return bytes([tag]) + encode_varint(len(payload)) + payload
+
+    def tensor(name: bytes, dims: bytes) -> bytes:
+        return field(0x0A, dims) + b"\x10\x01" + field(0x42, name) + field(0x4A, b"\x00" * 4)
+
+    inits = [tensor(b"a", b"\x01"), tensor(b"b", b"\x81"), tensor(b"c", b"\x81"), tensor(b"d", b"\x01")]
+    graph = b"".join(field(0x2A, t) for t in inits) + field(0x12, b"g")
+    model = b"\x08\x08" + field(0x42, b"\x10\x12") + field(0x3A, graph)
+    problems = assert_same_problems(model, monkeypatch, "malformed packed dims")
+    assert problems is not None

@@ -322,3 +322,79 @@ def test_import_irmodel_reads_no_schema_data_and_imports_no_numpy():
                       # the probe sees the load when it happens
                       "table_after_lookup": True, "read_after_lookup": True,
                       "numpy_after_lookup": False}
+
+
+# -- (e) the first load indexes records by their layout and parses each on request -----------
+
+@pytest.mark.parametrize("path", [registry.DATA_FILE, registry.CONTRIB_DATA_FILE])
+def test_the_lazy_index_holds_exactly_the_records_of_the_full_parse(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    lazy = registry._lazy_index(data)
+    assert lazy is not None, "the generator's layout is no longer what _lazy_index reads"
+    header, index = lazy
+    parsed = json.loads(data)
+    full = registry._Table(parsed)
+    assert header == {k: v for k, v in parsed.items() if k != "schemas"}
+    assert list(index) == list(full.index)
+    for key, (versions, records) in full.index.items():
+        assert index[key][0] == versions
+        assert [json.loads(text) for text in index[key][1]] == records
+        assert [registry._json_loads(text) for text in index[key][1]] == records
+
+
+@pytest.mark.parametrize("text", [b'{"a": [1, -2.5e3, true, false, null, "x\\u00e9"]}', b" [] ",
+                                  b'"\\ud83d\\ude00"', b"NaN", b"-Infinity", b"12", b"{}"])
+def test_the_scanner_reads_json_as_json_loads(text):
+    value = registry._json_loads(text)
+    assert repr(value) == repr(json.loads(text))
+
+
+@pytest.mark.parametrize("text", [b"", b"   ", b"[1,]", b'{"a" 1}', b"[1] [2]", b"tru", b"[1, 2"])
+def test_the_scanner_refuses_what_json_loads_refuses(text):
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        registry._json_loads(text)
+
+
+def _table_of(tmp_path, data: bytes) -> registry._Table:
+    path = tmp_path / "table.json"
+    path.write_bytes(data)
+    return registry._read_table(str(path))
+
+
+def _as_dict(table: registry._Table) -> dict:
+    return {key: [(v, table.schema_at(entry, i).since_version, table.schema_at(entry, i).name)
+                  for i, v in enumerate(entry[0])] for key, entry in table.index.items()}
+
+
+@pytest.mark.parametrize("edit", ["compact", "escaped-name", "out-of-order", "truncated"])
+def test_text_not_laid_out_as_the_generator_does_is_parsed_whole(tmp_path, edit):
+    """Whatever the index cannot account for falls back to the full parse, with the same
+    table (or the full parse's error), never a table missing a record."""
+    with open(registry.DATA_FILE, "rb") as f:
+        data = f.read()
+    if edit == "compact":
+        data = json.dumps(json.loads(data)).encode()
+    elif edit == "escaped-name":  # the same name, spelled with a JSON escape
+        data = data.replace(b'"name": "Relu",', b'"name": "Rel\\u0075",', 1)
+    elif edit == "out-of-order":  # two records swapped
+        parsed = json.loads(data)
+        first = data.index(b'\n  {\n') + 1
+        second = data.index(b'\n  {\n', first) + 1
+        third = data.index(b'\n  {\n', second) + 1
+        data = data[:first] + data[second:third - 2] + b",\n" + data[first:second - 2] + data[third - 2:]
+        assert json.loads(data)["schemas"][0] == parsed["schemas"][1]
+    else:
+        data = data[:len(data) // 2]
+    assert registry._lazy_index(data) is None
+    if edit == "truncated":
+        with pytest.raises(ValueError):
+            _table_of(tmp_path, data)
+        return
+    table = _table_of(tmp_path, data)
+    expected = registry._Table(json.loads(data))
+    assert _as_dict(table) == _as_dict(expected)
+    if edit == "escaped-name":
+        assert ("", "Relu") in table.index

@@ -100,7 +100,7 @@ def _compiled(source: bytes, flags: int):
         return re.compile(source, flags)
 
 
-def skeleton(names: list) -> bytes:
+def skeleton(names: list | tuple) -> bytes:
     """How many names and which are empty, as a node's kind key holds them."""
     if "" not in names:
         return b"i" * len(names)
@@ -123,6 +123,34 @@ def names_of(fields: bytes) -> list:
         pos = a + fields[pos + 1]
         out.append(fields[a:pos].decode())
     return out
+
+
+def masked_floats(fields: bytes) -> bytes:
+    """A run of attribute fields (the node pattern's group 5) with the value of each
+    attribute's ``f`` set to zero where it directly follows the attribute's name.
+
+    No rule reads a float attribute's value (only that ``f`` is set, and the declared
+    type), so two nodes differing only there have the same verdict: a Gemm's ``alpha`` or
+    a LayerNormalization's ``epsilon`` that varies from node to node does not make every
+    node a kind of its own.  Lengths and tags are kept, so the masked bytes still tell the
+    structure apart: only the four bytes of a fixed32 field 2 (tag 0x15) that follows a
+    name field with a one-byte length, inside the attribute, are zeroed.
+    """
+    if b"\x15" not in fields:
+        return fields
+    out = None
+    pos = 0
+    end = len(fields)
+    while pos < end:  # each attribute: tag 0x2a, one-byte length (the node pattern's)
+        a = pos + 2
+        pos = a + fields[pos + 1]
+        if a + 2 <= pos and fields[a] == 0x0A:
+            f = a + 2 + fields[a + 1]
+            if fields[a + 1] < 128 and f + 5 <= pos and fields[f] == 0x15:
+                if out is None:
+                    out = bytearray(fields)
+                out[f + 1:f + 5] = b"\x00\x00\x00\x00"
+    return fields if out is None else bytes(out)
 
 
 # AttributeProto's fields on the wire: tag -> what the kind key keeps of it.
@@ -213,6 +241,22 @@ def _one_attribute(src: bytes, pos: int, end: int) -> tuple | None:
     return name, attr_type, tuple(values), ref
 
 
+def dims_well_formed(key: tuple) -> bool:
+    """The packed dims runs of a `tensor_kind` key decode (as protobuf decodes them).
+
+    Asked before the full path checks the first tensor of a key, so that a malformed run
+    sends the tensor to the full path unread: a message whose packed field failed to
+    decode once reads as empty the second time (wirefmt), so it must fail there first.
+    """
+    try:
+        for tag, value in key:
+            if tag == _DIMS_PACKED:
+                unpack_varints(INT64, value, 0, len(value))
+    except DecodeError:
+        return False
+    return True
+
+
 # TensorProto's fields an initializer of weights usually has (anything else: the full path).
 _DIMS_PACKED, _DIMS_ONE, _DATA_TYPE, _TENSOR_NAME, _RAW_DATA = 0x0A, 0x08, 0x10, 0x42, 0x4A
 
@@ -222,7 +266,8 @@ def tensor_kind(src, pos: int, end: int) -> tuple | None:
 
     Read only when it holds nothing but dims, data_type, one non-empty UTF-8 name and
     raw_data.  The key is every field but the name, in wire order, with raw_data by its
-    length: all that the tensor rules read (they never read the weights).
+    length: all that the tensor rules read (they never read the weights).  Packed dims are
+    in the key as their bytes, not decoded here: `dims_well_formed` is asked once per key.
     """
     name = None
     key = []
@@ -230,7 +275,11 @@ def tensor_kind(src, pos: int, end: int) -> tuple | None:
         while pos < end:
             tag = src[pos]
             if tag == _DIMS_ONE or tag == _DATA_TYPE:
-                value, pos = read_varint(src, pos + 1, end)
+                value = src[pos + 1]
+                if value < 128:
+                    pos += 2
+                else:
+                    value, pos = read_varint(src, pos + 1, end)
                 key.append((tag, value))
                 continue
             if tag != _DIMS_PACKED and tag != _TENSOR_NAME and tag != _RAW_DATA:
@@ -250,7 +299,6 @@ def tensor_kind(src, pos: int, end: int) -> tuple | None:
                     return None
                 name = src[a:pos].decode()
             else:
-                unpack_varints(INT64, src, a, pos)  # DecodeError where protobuf fails
                 key.append((tag, src[a:pos]))
     except (DecodeError, IndexError, UnicodeDecodeError):
         return None

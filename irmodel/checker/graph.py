@@ -10,14 +10,15 @@ graphs, which the decoder bounds (`G209` guards models built in memory).
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import islice, repeat
 
 from wirefmt import MAX_DEPTH, DecodeError
 from wirefmt.message import exact_span, item_spans
 
 from .access import VALUE_FIELD_TYPES as _VALUE_FIELD_TYPES, decode_rest, present_value_fields
 from .context import EXPERIMENTAL_OPS, LexicalScopeContext
-from .fastnodes import attribute_kinds, names_of, node_pattern, skeleton, tensor_kind
+from .fastnodes import (attribute_kinds, dims_well_formed, masked_floats, names_of, node_pattern,
+                        skeleton, tensor_kind)
 from .problems import Reporter, short
 from .tensor import check_sparse_tensor, check_tensor
 
@@ -210,27 +211,38 @@ class Walker:
         the first node of each kind and for whatever is unusual; the same problems."""
         state = _FastState(self, nodes, src, spans, ctx, lex, path, depth)
         names = state.names
+        defined = names.issuperset
         parent_has = state.parent_has
         get = state.verdicts.get
         one = self._one_node
-        matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+        matches = map(node_pattern().fullmatch, repeat(src), islice(spans, 0, None, 2), islice(spans, 1, None, 2))
+        # The kind key's input and output parts: how many names when none is empty, else
+        # their `skeleton` (an int and a bytes never compare equal).  One or two names are
+        # split inline: most nodes have one output and one or two inputs.
         for k, m in enumerate(matches):
             if m is not None:
                 ins, outs, kind = m.group(1, 2, 3)
-                try:  # one name: inline (most nodes have one output, many one input)
-                    if ins and ins[1] + 2 == len(ins):
-                        in_names = [ins[2:].decode()]
-                        in_shape = b"i" if in_names[0] else b"i\x00"
+                in_names: tuple | list | None
+                try:
+                    n = len(ins)
+                    if not n:
+                        in_names = ()
                     else:
-                        in_names = names_of(ins)
-                        in_shape = b"i" * len(in_names) if "" not in in_names else skeleton(in_names)
+                        a = ins[1] + 2
+                        if a == n:
+                            in_names = (ins[2:].decode(),)
+                        elif a + 2 + ins[a + 1] == n:
+                            in_names = (ins[2:a].decode(), ins[a + 2:].decode())
+                        else:
+                            in_names = names_of(ins)
+                    in_shape = len(in_names) if "" not in in_names else skeleton(in_names)
                     if outs and outs[1] + 2 == len(outs):
                         out_name = outs[2:].decode()
                         out_names = None
-                        out_shape = b"i" if out_name else b"i\x00"
+                        out_shape = 1 if out_name else b"i\x00"
                     else:
                         out_names = names_of(outs)
-                        out_shape = skeleton(out_names)
+                        out_shape = len(out_names) if "" not in out_names else skeleton(out_names)
                 except UnicodeDecodeError:
                     in_names = None
                 if in_names is not None:
@@ -238,21 +250,16 @@ class Walker:
                     ok = get(key)
                     if ok is None:
                         ok = state.verdict(k, key, m.group(4, 6, 5))
-                    if ok:
-                        for name in in_names:
-                            if name and name not in names and (parent_has is None or not parent_has(name)):
-                                ok = False
-                                break
-                        if ok:
-                            if out_names is None:
-                                if not out_name:
-                                    continue
-                                if out_name not in names and (parent_has is None or not parent_has(out_name)):
-                                    names.add(out_name)
-                                    continue
-                            elif _outputs_new(out_names, names, parent_has):
-                                names.update(filter(None, out_names))
+                    if ok and (defined(in_names) or _inputs_defined(in_names, names, parent_has)):
+                        if out_names is None:
+                            if not out_name:
                                 continue
+                            if out_name not in names and (parent_has is None or not parent_has(out_name)):
+                                names.add(out_name)
+                                continue
+                        elif _outputs_new(out_names, names, parent_has):
+                            names.update(filter(None, out_names))
+                            continue
             npath = f"{path}.node[{k}]"
             try:
                 node = nodes[k]
@@ -279,7 +286,9 @@ class Walker:
                 name, key = read
                 if name not in seen:
                     ok = verdicts.get(key)
-                    if ok is None:
+                    if ok is None and not dims_well_formed(key):
+                        ok = False
+                    elif ok is None:
                         scratch = Reporter()
                         try:
                             check_tensor(scratch, inits[i], ctx, f"{path}.initializer[{i}]", node)
@@ -461,7 +470,7 @@ class _FastState:
     """What the fast path over one graph's nodes keeps: the scope, the verdict caches."""
 
     __slots__ = ("walker", "nodes", "src", "spans", "ctx", "lex", "path", "depth", "names",
-                 "parent_has", "verdicts", "by_kinds")
+                 "parent_has", "verdicts", "by_masked", "by_kinds")
 
     def __init__(self, walker, nodes, src, spans, ctx, lex, path, depth) -> None:
         self.walker, self.nodes, self.src, self.spans = walker, nodes, src, spans
@@ -469,35 +478,49 @@ class _FastState:
         self.names = lex.names
         self.parent_has = _outer_lookup(lex.parent)
         self.verdicts: dict = {}  # kind key (attributes as bytes) -> no problem
+        self.by_masked: dict = {}  # kind key (attributes as `masked_floats`) -> no problem
         self.by_kinds: dict = {}  # kind key (attributes as `attribute_kinds`) -> no problem
 
     def verdict(self, k: int, key: tuple, parts: tuple) -> bool:
         """Whether node ``k``'s own and schema rules find no problem: by the full path, run
         once per kind (attributes compared by `attribute_kinds`) against a scratch reporter.
-        ``key`` is the node's kind key, ``parts`` its op_type, domain and attribute fields."""
+        ``key`` is the node's kind key, ``parts`` its op_type, domain and attribute fields.
+        Nodes whose attributes differ only in float values (`masked_floats`) share a
+        verdict before `attribute_kinds` is asked."""
         op, domain, attrs = parts
-        kinds = attribute_kinds(attrs) if attrs else ()
-        ok: bool | None
-        if kinds is None:
-            ok = False
-        else:
-            key2 = (op, domain or b"", kinds, key[1], key[2])
-            ok = self.by_kinds.get(key2)
-            if ok is None:
-                walker = self.walker
-                report = walker.report
-                scratch = walker.report = Reporter()
-                try:
-                    walker._node(self.nodes[k], self.ctx, self.lex, f"{self.path}.node[{k}]", self.depth)
-                    ok = not scratch.problems
-                except DecodeError:
-                    ok = False
-                finally:
-                    walker.report = report
-                self.by_kinds[key2] = ok
-        if len(self.verdicts) < _MAX_KINDS:
+        masked = None
+        ok: bool | None = None
+        if attrs:
+            masked = (op, domain, masked_floats(attrs), key[1], key[2])
+            ok = self.by_masked.get(masked)
+        if ok is None:
+            kinds = attribute_kinds(attrs) if attrs else ()
+            if kinds is None:
+                ok = False
+            else:
+                key2 = (op, domain or b"", kinds, key[1], key[2])
+                ok = self.by_kinds.get(key2)
+                if ok is None:
+                    ok = self.by_kinds[key2] = self._full_path_finds_nothing(k)
+            if masked is not None and len(self.by_masked) < _MAX_KINDS:
+                self.by_masked[masked] = ok
+        # A key whose float values were masked is kept by its masked form only: values that
+        # differ from node to node would fill the cache with keys never asked for again.
+        if (masked is None or masked[2] == attrs) and len(self.verdicts) < _MAX_KINDS:
             self.verdicts[key] = ok
         return ok
+
+    def _full_path_finds_nothing(self, k: int) -> bool:
+        walker = self.walker
+        report = walker.report
+        scratch = walker.report = Reporter()
+        try:
+            walker._node(self.nodes[k], self.ctx, self.lex, f"{self.path}.node[{k}]", self.depth)
+            return not scratch.problems
+        except DecodeError:
+            return False
+        finally:
+            walker.report = report
 
 
 def _outer_lookup(scope):
@@ -512,6 +535,14 @@ def _outer_lookup(scope):
     if len(chain) == 1:
         return chain[0].names.__contains__
     return chain[0].this_or_ancestor_graph_has
+
+
+def _inputs_defined(in_names, names: set, parent_has) -> bool:
+    """Every input name but the empty ones is defined here or in an enclosing scope."""
+    for name in in_names:
+        if name and name not in names and (parent_has is None or not parent_has(name)):
+            return False
+    return True
 
 
 def _outputs_new(out_names: list, names: set, parent_has) -> bool:

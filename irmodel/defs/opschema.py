@@ -9,10 +9,13 @@ with onnx.
 
 from __future__ import annotations
 
-import base64
+from binascii import a2b_base64  # base64.b64decode's decoder, without importing base64
 from enum import IntEnum
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+
+TYPE_CHECKING = False  # `typing` is not imported at run time (docs/ARCHITECTURE.md, start-up)
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping
 
 
 class FormalParameterOption(IntEnum):
@@ -164,7 +167,7 @@ class OpSchema(_Frozen):
         constraints = tuple(TypeConstraintParam(c["type_param_str"], c["allowed_type_strs"])
                             for c in record["type_constraints"])
         attributes = {a["name"]: Attribute(a["name"], a["type"], a["required"],
-                                           base64.b64decode(a["default_value"]))
+                                           a2b_base64(a["default_value"]))
                       for a in record["attributes"]}
         functions = record["functions"]
         self._set(
@@ -182,7 +185,7 @@ class OpSchema(_Frozen):
             function_opset_versions=tuple(f["opset_version"] for f in functions),
             context_dependent_function_opset_versions=tuple(
                 record["context_dependent_function_opset_versions"]),
-            _function_bodies=tuple(base64.b64decode(f["body"]) for f in functions),
+            _function_bodies=tuple(a2b_base64(f["body"]) for f in functions),
             _constraints_by_name={c.type_param_str: c for c in constraints},
         )
         return self

@@ -1,11 +1,20 @@
 """Lookup of operator schemas with onnx.defs' semantics, over the table loaded on first use.
 
-The table (opschemas.json next to this module) is read and parsed by the first call
-that needs it, never at import.  It is then indexed by (domain, op_type): each entry
-holds the since_versions in ascending order and, in step, either the raw record or the
-`OpSchema` made from it on its first request, so a lookup is a dict access and a
-bisect.  Two threads racing through the first load build equal tables and one of
-them is kept; nothing needs a lock.
+The table (opschemas.json next to this module) is read by the first call that needs
+it, never at import.  It is then indexed by (domain, op_type): each entry holds the
+since_versions in ascending order and, in step, either the record (its JSON text, or
+the parsed dict) or the `OpSchema` made from it on its first request, so a lookup is a
+dict access and a bisect.  Two threads racing through the first load build equal
+tables and one of them is kept; nothing needs a lock.
+
+Why records stay text until asked for: parsing the whole file takes 20-30 ms (a third
+of a small model's check), and a check needs a dozen of the 659 schemas.  The first load
+finds each record by the generator's layout (`_lazy_index`: a record opens with its name,
+domain and since_version, one a line, and closes at the first line that is just ``  }``;
+a JSON string holds no newline, so neither can be inside one) and parses one record
+when its schema is first made.  Anything the index does not account for (another
+layout, an escaped name, versions out of order) parses the whole file instead;
+``tests/test_defs.py`` checks that both readings give the same table.
 """
 
 from __future__ import annotations
@@ -43,11 +52,14 @@ class _Table:
 
     __slots__ = ("onnx_version", "domain_versions", "index")
 
-    def __init__(self, data: dict) -> None:
-        self.onnx_version: str = data["onnx_version"]
-        self.domain_versions: dict[str, tuple[int, int]] = {d: (r[0], r[1]) for d, r in data["domain_versions"].items()}
+    def __init__(self, data: dict, index: dict | None = None) -> None:
+        self.onnx_version: str = data.get("onnx_version", "")
+        self.domain_versions: dict[str, tuple[int, int]] = {
+            d: (r[0], r[1]) for d, r in data.get("domain_versions", {}).items()}
         # (domain, name) -> [since_versions ascending, records or OpSchemas in step]
-        self.index: dict[tuple[str, str], tuple[list, list]] = {}
+        self.index: dict[tuple[str, str], tuple[list, list]] = index if index is not None else {}
+        if index is not None:
+            return
         for record in data["schemas"]:  # sorted by domain, name, since_version
             key = (record["domain"], record["name"])
             entry = self.index.get(key)
@@ -58,9 +70,120 @@ class _Table:
 
     def schema_at(self, entry: tuple, i: int) -> OpSchema:
         item = entry[1][i]
+        if type(item) is bytes:
+            item = _json_loads(item)
         if type(item) is dict:
             item = entry[1][i] = OpSchema.from_record(item)
         return item
+
+
+# A record as the generator lays it out: a line that is just "  {", then its name, domain
+# and since_version one a line (names and domains without escapes); it closes with the
+# first line that is just "  }".
+_RECORD_HEAD = (rb'\n  \{\n   "name": "([^"\\\n]*)",\n   "domain": "([^"\\\n]*)",\n'
+                rb'   "since_version": (-?[0-9]+),\n')
+_SCHEMAS_OPEN = b'\n "schemas": [\n'
+_RECORD_OPEN = b"\n  {\n"
+_RECORD_CLOSE = b"\n  }"
+
+
+def _lazy_index(data: bytes) -> tuple[dict, dict] | None:
+    """``(header, index)`` of the table in ``data`` with each record left as its JSON text,
+    or None when the text is not laid out as the generator lays it out."""
+    import re  # noqa: PLC0415 - the checker has imported it already
+
+    at = data.find(_SCHEMAS_OPEN)
+    if at < 0 or not data.startswith(b"{"):
+        return None
+    head = data[:at].rstrip()
+    if not head.endswith(b","):
+        return None
+    try:
+        header = _json_loads(head[:-1] + b"\n}")
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or "schemas" in header:
+        return None
+    body = at + len(_SCHEMAS_OPEN) - 1  # at the newline before the first record
+    index: dict[tuple[str, str], tuple[list, list]] = {}
+    last = None
+    find = data.find
+    match = re.compile(_RECORD_HEAD).match  # at each record's start (bytes.find finds them
+    start = body                            # faster than a regular expression's search)
+    while True:
+        start = find(_RECORD_OPEN, start)
+        if start < 0:
+            break
+        m = match(data, start)
+        if m is None:
+            return None  # a record this index cannot read: let the full parse read them all
+        end = find(_RECORD_CLOSE, start + 1)
+        if end < 0:
+            return None
+        name, domain, version = m.group(1, 2, 3)
+        key = (domain.decode(), name.decode())
+        version = int(version)
+        if last is not None and (key, version) <= last:
+            return None  # not sorted as the generator sorts: let the full parse decide
+        last = (key, version)
+        entry = index.get(key)
+        if entry is None:
+            entry = index[key] = ([], [])
+        entry[0].append(version)
+        start = end + len(_RECORD_CLOSE)
+        entry[1].append(data[m.start() + 1:start])
+    if not index:
+        return None
+    return header, index
+
+
+_scanner: list = []
+
+
+def _json_loads(text: bytes):
+    """``json.loads(text)`` by the standard library's C scanner, without importing `json`.
+
+    Importing `json` compiles half a dozen regular expressions (its decoder's and its
+    encoder's), a few milliseconds that a check of a small model would pay for reading a
+    dozen records; `_json.make_scanner` is what `json` itself uses.  Without it (another
+    Python): `json.loads`.
+    """
+    if not _scanner:
+        try:
+            from _json import make_scanner  # noqa: PLC0415
+        except ImportError:
+            import json  # noqa: PLC0415
+
+            _scanner.append(None)
+            _scanner.append(json.loads)
+        else:
+            constants = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
+            context = type("JSONContext", (), dict(
+                strict=True, object_hook=None, object_pairs_hook=None, parse_float=float,
+                parse_int=int, parse_constant=constants.__getitem__, memo={}))()
+            _scanner.append(make_scanner(context))
+            _scanner.append(None)
+    scan, fallback = _scanner
+    if scan is None:
+        return fallback(text)
+    string = text.decode("utf-8")
+    begin = len(string) - len(string.lstrip(" \t\n\r"))
+    try:
+        value, end = scan(string, begin)
+    except StopIteration:
+        raise ValueError("no JSON value") from None
+    if string[end:].strip(" \t\n\r"):
+        raise ValueError("extra data after a JSON value")
+    return value
+
+
+def _read_table(path: str) -> _Table:
+    with open(path, "rb") as f:
+        data = f.read()
+    lazy = _lazy_index(data)
+    if lazy is not None:
+        return _Table(lazy[0], lazy[1])
+    return _Table(_json_loads(data))
 
 
 _table: _Table | None = None
@@ -70,21 +193,14 @@ _contrib: _Table | None = None
 def _load() -> _Table:
     global _table
     if _table is None:
-        import json  # noqa: PLC0415  (only the first lookup pays for it)
-        with open(DATA_FILE, "rb") as f:
-            _table = _Table(json.loads(f.read()))
+        _table = _read_table(DATA_FILE)
     return _table
 
 
 def _load_contrib() -> _Table:
     global _contrib
     if _contrib is None:
-        import json  # noqa: PLC0415
-        with open(CONTRIB_DATA_FILE, "rb") as f:
-            data = json.loads(f.read())
-        data.setdefault("onnx_version", "")
-        data.setdefault("domain_versions", {})
-        _contrib = _Table(data)
+        _contrib = _read_table(CONTRIB_DATA_FILE)
     return _contrib
 
 
