@@ -338,3 +338,16 @@ def test_float32_nan_payloads_survive_a_re_encode(bits):
     assert irmodel.dumps(ours) == expected
     copy = OURS["proto2"](s_float=ours.s_float, p_float=list(ours.p_float), r_float=list(ours.r_float))
     assert irmodel.dumps(copy) == expected
+
+
+def test_a_packed_field_that_fails_to_decode_fails_on_every_read():
+    """Its chunks stay undecoded after the failure: a second read raises again, never reads
+    as an empty field (the checker read dims twice and saw [] the second time)."""
+    import irmodel
+    from wirefmt import DecodeError
+
+    tensor = irmodel.loads(bytes([0x0A, 0x01, 0x81, 0x10, 0x01]), "TensorProto")  # dims: a cut varint
+    for _ in range(3):
+        with pytest.raises(DecodeError, match="TensorProto.dims"):
+            list(tensor.dims)
+    assert tensor.data_type == 1

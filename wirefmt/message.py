@@ -503,11 +503,14 @@ class _LazyScalars(_LazyField):
         value._check = self.check
         lazy = d.get("_lazy")
         if lazy and self.name in lazy:
+            # The chunks leave `_lazy` only once decoded: a field that failed to decode
+            # raises again on every read, never reads as empty the second time.
             try:
-                list.extend(value, decode_packed(self.field.kind, msg._buf[0], lazy.pop(self.name)))
+                list.extend(value, decode_packed(self.field.kind, msg._buf[0], lazy[self.name]))
             except DecodeError as exc:
                 exc.path = f"{msg._path()}.{self.name}"
                 raise
+            del lazy[self.name]
         d[self.name] = value
         return value
 
