@@ -334,3 +334,96 @@ def test_attribute_items():
 def nodepass_pattern():
     from irmodel.checker.fastnodes import node_pattern
     return node_pattern()
+
+
+# -- the write-back splice (`splice`): the bytes appending gives ---------------------------------
+
+def _spliced_and_appended(data: bytes, monkeypatch, **kw):
+    from irmodel.inference import splice
+    calls = [0]
+    real = splice.splice_value_infos
+
+    def counted(model, fields):
+        done = real(model, fields)
+        calls[0] += done
+        return done
+
+    monkeypatch.setattr("irmodel.inference.api.splice_value_infos", counted)
+    spliced = _outcome(data, **kw)
+    monkeypatch.setattr(splice, "MAX_SPLICE_BYTES", -1)
+    appended = _outcome(data, **kw)
+    monkeypatch.setattr(splice, "MAX_SPLICE_BYTES", 64 << 20)
+    return spliced, appended, calls[0]
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    from irmodel.inference.types import _field as field
+    return field(number, payload)
+
+
+def _graph_model(graph_fields: list) -> bytes:
+    """A model (opset 18) whose graph is exactly these ``(number, bytes)`` fields, in this order."""
+    graph = b"".join(_field(n, v) for n, v in graph_fields)
+    opset = _field(8, b"\x10\x12")  # opset_import {version: 18}
+    return b"\x08\x08" + _field(7, graph) + opset  # ir_version 8
+
+
+def _parts():
+    relu = irmodel.dumps(helper.make_node("Relu", ["x"], ["a"]))
+    neg = irmodel.dumps(helper.make_node("Neg", ["a"], ["b"]))
+    x = irmodel.dumps(_vi("x", FLOAT, ["N", 3]))
+    declared = irmodel.dumps(_vi("a", FLOAT, None))
+    out = irmodel.dumps(helper.make_value_info("b", irmodel.TypeProto()))
+    return relu, neg, x, declared, out, irmodel.dumps(helper.make_node("Relu", ["b"], ["c"]))
+
+
+@pytest.mark.parametrize("layout,spliced", [
+    ("canonical", True), ("value_info", True), ("after", True), ("doc", True),
+    ("unordered", False), ("name_twice", False), ("unknown_field", False), ("padded_length", False)])
+def test_splice_gives_the_appended_bytes(monkeypatch, layout, spliced):
+    relu, neg, x, declared, out, last = _parts()
+    fields = [(1, relu), (1, neg), (1, last), (2, b"g"), (11, x), (12, out)]
+    if layout == "value_info":
+        fields.append((13, declared))
+    elif layout == "after":
+        fields += [(13, declared), (16, irmodel.dumps(irmodel.StringStringEntryProto(key="k", value="v")))]
+    elif layout == "doc":
+        fields.insert(4, (10, b"doc"))
+    elif layout == "unordered":
+        fields = [(11, x)] + fields[:4] + fields[5:]
+    elif layout == "name_twice":
+        fields.insert(4, (2, b"h"))
+    elif layout == "unknown_field":
+        fields.append((20, b"?"))
+    data = _graph_model(fields)
+    if layout == "padded_length":  # the first node's length in two bytes: valid, not the shortest form
+        graph = b"\x0a" + bytes([len(relu) | 0x80, 0]) + relu + b"".join(_field(n, v) for n, v in fields[1:])
+        data = b"\x08\x08" + _field(7, graph) + _field(8, b"\x10\x12")
+    for kw in ({}, dict(data_prop=True)):
+        a, b, calls = _spliced_and_appended(data, monkeypatch, **kw)
+        assert a == b
+        assert calls == (1 if spliced else 0), layout
+
+
+def test_splice_with_sub_graph_entries(monkeypatch):
+    branch = helper.make_graph([helper.make_node("Relu", ["x"], ["inner"]),
+                                helper.make_node("Neg", ["inner"], ["branch_out"])],
+                               "b", [], [helper.make_tensor_value_info("branch_out", FLOAT, None)])
+    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch),
+             helper.make_node("Relu", ["y"], ["z"])]
+    data = _model(nodes, [_vi("c", 9, []), _vi("x", FLOAT, [2])])
+    a, b, calls = _spliced_and_appended(data, monkeypatch)
+    assert a == b and calls == 0  # the sub-graphs gained entries: the model's graph is appended to
+    data = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", FLOAT, [2])],
+                  outputs=[_vi("y", FLOAT, None)])
+    a, b, calls = _spliced_and_appended(data, monkeypatch)
+    assert a == b and calls == 0  # nothing new: nothing spliced, the output's type merged
+
+
+def test_splice_on_the_corpus(node_corpus, monkeypatch):
+    spliced = 0
+    for name, data in node_corpus[::4]:
+        a, b, calls = _spliced_and_appended(data, monkeypatch, data_prop=True)
+        assert a == b, name
+        spliced += calls
+    assert spliced > 100

@@ -352,22 +352,38 @@ def value_infos_in_model_bytes(entries) -> bytes:
     So that many new entries are opened with one decode (`api._write_back`), at the
     depth a graph's entries have in a model.  Same bytes per entry as `value_info_bytes`.
     """
+    return _field(7, value_info_fields(entries))  # ModelProto.graph
+
+
+def value_info_fields(entries) -> bytes:
+    """``GraphProto.value_info`` fields (each with its tag), one per ``(name, type)``.
+
+    Each distinct type object is serialized once; an entry is then its name field and
+    those bytes, and the whole a single join.
+    """
     short = _SHORT
     typed: dict = {}  # id(type) -> (type, field 2 with its tag); the type is kept alive meanwhile
     parts = []
+    append = parts.append
     for name, t in entries:
         hit = typed.get(id(t))
         if hit is None:
             tb = type_bytes(t)
             n = len(tb)
             hit = typed[id(t)] = (t, b"\x12" + (short[n] if n < 128 else _varint(n)) + tb)
+        field = hit[1]
         nb = name.encode("utf-8", "surrogateescape") if type(name) is str else name
         n = len(nb)
-        body = b"\x0a" + (short[n] if n < 128 else _varint(n)) + nb + hit[1]
-        n = len(body)
-        parts.append(b"\x6a" + (short[n] if n < 128 else _varint(n)) + body)  # GraphProto.value_info (13)
-    graph = b"".join(parts)
-    return _field(7, graph)  # ModelProto.graph
+        size = n + 2 + len(field)
+        if n < 128 and size < 128:
+            append(b"\x6a" + short[size] + b"\x0a" + short[n])  # GraphProto.value_info (13), name (1)
+        else:
+            body_head = b"\x0a" + (short[n] if n < 128 else _varint(n))
+            size = len(body_head) + n + len(field)
+            append(b"\x6a" + (short[size] if size < 128 else _varint(size)) + body_head)
+        append(nb)
+        append(field)
+    return b"".join(parts)
 
 
 def format_type(t) -> str:
