@@ -427,3 +427,29 @@ def test_splice_on_the_corpus(node_corpus, monkeypatch):
         assert a == b, name
         spliced += calls
     assert spliced > 100
+
+
+def test_value_info_fields_match_one_entry_each():
+    from irmodel.inference.types import TensorType, SequenceType, UNSET, value_info_bytes, value_info_fields
+    from irmodel.inference.types import _field as field
+    long_type = TensorType(1, tuple(f"dim_{i}" for i in range(40)))
+    shared = TensorType(7, (2, "N"))
+    entries = [("a", shared), ("b", shared), ("n" * 130, shared), ("é", long_type), ("\udcff", UNSET),
+               (b"raw", SequenceType(shared)), ("c", long_type), ("d" * 127, TensorType(1, None))]
+    assert value_info_fields(entries) == b"".join(field(13, value_info_bytes(n, t)) for n, t in entries)
+
+
+def test_sub_graph_names_collected_from_the_bytes(monkeypatch):
+    # A fresh name is made after sub-graphs whose declared dims use unk__0 and unk__1:
+    # the collection (nodes with graphs only, `nodes_with_graphs`) must still see them.
+    def branch(name, dim):
+        return helper.make_graph([helper.make_node("Relu", ["x"], [f"{name}_out"])], name, [],
+                                 [helper.make_tensor_value_info(f"{name}_out", FLOAT, [dim])])
+    nodes = [helper.make_node("Constant", [], ["k"], value=_ints("kv", [1, 2])),
+             helper.make_node("If", ["c"], ["y"], then_branch=branch("t", "unk__0"), else_branch=branch("e", "unk__1")),
+             helper.make_node("NonZero", ["x"], ["nz"]), helper.make_node("Relu", ["nz"], ["r"])]
+    data = _model(nodes, [_vi("c", 9, []), _vi("x", FLOAT, [None])])
+    out = assert_same(data, monkeypatch, expect_hits=False, data_prop=True)
+    fresh = {d.dim_param for vi in irmodel.loads(out).graph.value_info if vi.name in ("nz", "r")
+             for d in vi.type.tensor_type.shape.dim}
+    assert fresh and not fresh & {"unk__0", "unk__1"}

@@ -35,7 +35,7 @@ from .. import DecodeError
 from .dims import int32
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
-from .nodepass import data_signature, infer_nodes
+from .nodepass import data_signature, infer_nodes, nodes_with_graphs
 from .symbols import SymbolTable, materialize
 from .tensordata import FLOAT, ConstTensor, const_from_ints, is_small
 from .types import UNSET, SparseTensorType, TensorType, type_from_proto
@@ -207,7 +207,7 @@ class Scope:
                 if t is not None:
                     symbols.add_from_type(t)
             # The names in the nodes' sub-graphs matter only once a fresh name is made.
-            symbols.defer(lambda table: _add_node_graph_symbols(nodes, table))
+            symbols.defer(lambda table: _add_node_graph_symbols(nodes, table, graph))
         for field, i, vi, t in declared:
             if type(t) is tuple:  # a sub-graph input merged with the type its node gives
                 slot = Slot(t[0], [t[2]])
@@ -492,9 +492,13 @@ def _propagation_context():
 _PropagationContext = None
 
 
-def _add_node_graph_symbols(nodes, symbols: SymbolTable) -> None:
-    """The names used in the graphs held by ``nodes``' attributes (see `add_graph_symbols`)."""
-    for node in nodes:
+def _add_node_graph_symbols(nodes, symbols: SymbolTable, graph=None) -> None:
+    """The names used in the graphs held by ``nodes``' attributes (see `add_graph_symbols`).
+
+    Of a large graph read from bytes, only the nodes whose attributes may hold a graph
+    are made (`nodepass.nodes_with_graphs`)."""
+    picked = nodes_with_graphs(graph, nodes) if graph is not None else None
+    for node in (nodes if picked is None else picked):
         for a in node.attribute:
             if a.HasField("g"):
                 add_graph_symbols(a.g, symbols)

@@ -223,21 +223,24 @@ def infer_nodes(scope, graph, nodes) -> bool:
         if m is None:
             full(NodeView(nodes[k], k))
             continue
-        ins, outs, op, attrs, dom = m.group(1, 2, 4, 5, 6)
+        ins, outs, kind_bytes = m.group(1, 2, 3)  # kind_bytes: op_type to domain (attributes, doc_string)
         try:  # one name: inline (most nodes have one output, many one input)
             in_names = [ins[2:].decode()] if ins and ins[1] + 2 == len(ins) else _names(ins)
             out_names = [outs[2:].decode()] if outs and outs[1] + 2 == len(outs) else _names(outs)
         except UnicodeDecodeError:
             full(NodeView(nodes[k], k))
             continue
-        in_types = [None if (slot := get_type(name)) is None else slot.type for name in in_names]
         in_skel = None if "" not in in_names else tuple(map(bool, in_names))
         out_skel = len(out_names) if "" not in out_names else tuple(map(bool, out_names))
-        id_key = (op, dom, attrs, tuple(map(id, in_types)), in_skel, out_skel)
+        # (0 for an untyped input: no object has that id)
+        id_key = (kind_bytes, tuple([0 if (slot := get_type(name)) is None else id(slot.type) for name in in_names]),
+                  in_skel, out_skel)
         found = by_id.get(id_key)
         if found is not None:
             hit, kind, partial = found[0], found[1], None
         else:
+            in_types = [None if (slot := get_type(name)) is None else slot.type for name in in_names]
+            op, attrs, dom = m.group(4, 5, 6)
             kind = kinds.get((op, dom), 0)
             if kind == 0:
                 kind = kinds[(op, dom)] = _kind(scope, op, dom)
@@ -366,6 +369,33 @@ class _Loader:
         if self.view is None:
             self.view = NodeView(self.nodes[self.k], self.k)
         return self.view
+
+
+def nodes_with_graphs(graph, nodes):
+    """The nodes of ``graph`` whose attributes may hold a graph, in order, or None (all of them).
+
+    A node the node pattern reads whose attributes `fastnodes.attribute_kinds` reads (or
+    that has none) holds no graph and, its attributes being well formed, would be read
+    without error: it is skipped.  Every other node is made, as before.
+    """
+    if len(nodes) < FAST_FROM:
+        return None
+    span = exact_span(graph)
+    spans = item_spans(graph, "node") if span is not None else None
+    if spans is None:
+        return None
+    from ..checker.fastnodes import attribute_kinds, node_pattern  # noqa: PLC0415
+
+    src = span[0]
+    matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+    picked = []
+    for k, m in enumerate(matches):
+        if m is not None:
+            attrs = m.group(5)
+            if not attrs or attribute_kinds(attrs) is not None:
+                continue
+        picked.append(k)
+    return (nodes[k] for k in picked)
 
 
 def _kind(scope, op: bytes, dom: bytes):

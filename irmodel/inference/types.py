@@ -358,31 +358,32 @@ def value_infos_in_model_bytes(entries) -> bytes:
 def value_info_fields(entries) -> bytes:
     """``GraphProto.value_info`` fields (each with its tag), one per ``(name, type)``.
 
-    Each distinct type object is serialized once; an entry is then its name field and
-    those bytes, and the whole a single join.
+    Each distinct type object is serialized once, with the heads (tag and lengths) of
+    the entries of each name length; an entry is then that head, its name and the type's
+    bytes, and the whole a single join.
     """
     short = _SHORT
-    typed: dict = {}  # id(type) -> (type, field 2 with its tag); the type is kept alive meanwhile
+    heads: dict = {}  # (id(type), name length) -> (type, head, field 2 with its tag); type kept alive
     parts = []
-    append = parts.append
+    extend = parts.extend
     for name, t in entries:
-        hit = typed.get(id(t))
+        if type(name) is str:
+            try:
+                nb = name.encode()
+            except UnicodeEncodeError:
+                nb = name.encode("utf-8", "surrogateescape")
+        else:
+            nb = name
+        n = len(nb)
+        hit = heads.get((id(t), n))
         if hit is None:
             tb = type_bytes(t)
-            n = len(tb)
-            hit = typed[id(t)] = (t, b"\x12" + (short[n] if n < 128 else _varint(n)) + tb)
-        field = hit[1]
-        nb = name.encode("utf-8", "surrogateescape") if type(name) is str else name
-        n = len(nb)
-        size = n + 2 + len(field)
-        if n < 128 and size < 128:
-            append(b"\x6a" + short[size] + b"\x0a" + short[n])  # GraphProto.value_info (13), name (1)
-        else:
-            body_head = b"\x0a" + (short[n] if n < 128 else _varint(n))
-            size = len(body_head) + n + len(field)
-            append(b"\x6a" + (short[size] if size < 128 else _varint(size)) + body_head)
-        append(nb)
-        append(field)
+            field = b"\x12" + (short[len(tb)] if len(tb) < 128 else _varint(len(tb))) + tb
+            name_head = b"\x0a" + (short[n] if n < 128 else _varint(n))
+            size = len(name_head) + n + len(field)
+            head = b"\x6a" + (short[size] if size < 128 else _varint(size)) + name_head  # value_info (13)
+            hit = heads[(id(t), n)] = (t, head, field)
+        extend((hit[1], nb, hit[2]))
     return b"".join(parts)
 
 
