@@ -225,16 +225,28 @@ def infer_nodes(scope, graph, nodes) -> bool:
             continue
         ins, outs, kind_bytes = m.group(1, 2, 3)  # kind_bytes: op_type to domain (attributes, doc_string)
         try:  # one name: inline (most nodes have one output, many one input)
-            in_names = [ins[2:].decode()] if ins and ins[1] + 2 == len(ins) else _names(ins)
-            out_names = [outs[2:].decode()] if outs and outs[1] + 2 == len(outs) else _names(outs)
+            if ins and ins[1] + 2 == len(ins):
+                name = ins[2:].decode()
+                in_names = [name]
+                slot = get_type(name)
+                ids = 0 if slot is None else id(slot.type)  # 0 when untyped: no object has that id
+                in_skel = None if name else (False,)
+            else:
+                in_names = _names(ins)
+                ids = tuple([0 if (slot := get_type(name)) is None else id(slot.type) for name in in_names])
+                in_skel = None if "" not in in_names else tuple(map(bool, in_names))
+            if outs and outs[1] + 2 == len(outs):
+                out_name = outs[2:].decode()
+                out_names = [out_name]
+                out_skel = 1 if out_name else (False,)
+            else:
+                out_name = None
+                out_names = _names(outs)
+                out_skel = len(out_names) if "" not in out_names else tuple(map(bool, out_names))
         except UnicodeDecodeError:
             full(NodeView(nodes[k], k))
             continue
-        in_skel = None if "" not in in_names else tuple(map(bool, in_names))
-        out_skel = len(out_names) if "" not in out_names else tuple(map(bool, out_names))
-        # (0 for an untyped input: no object has that id)
-        id_key = (kind_bytes, tuple([0 if (slot := get_type(name)) is None else id(slot.type) for name in in_names]),
-                  in_skel, out_skel)
+        id_key = (kind_bytes, ids, in_skel, out_skel)
         found = by_id.get(id_key)
         if found is not None:
             hit, kind, partial = found[0], found[1], None
@@ -272,7 +284,19 @@ def infer_nodes(scope, graph, nodes) -> bool:
                 by_id[id_key] = (hit, kind, in_types)
         results, quiet, node_attrs, plain = hit
         try:
-            if plain:  # `Scope.update_type` inlined: no fresh names to make, a new value
+            if plain and out_name:  # `Scope.update_type` inlined: no fresh names to make, a new value
+                t = results[0]
+                if t is not None and t is not UNSET:
+                    if out_name in types:
+                        update_type(out_name, t)
+                    else:
+                        slot = Slot(t)
+                        types[out_name] = slot
+                        if added is not None:
+                            added.append((out_name, slot))
+                            if undefined and out_name in undefined:
+                                record.assigned[undefined[out_name]] = t
+            elif plain:
                 for name, t in zip(out_names, results):
                     if name and t is not None and t is not UNSET:
                         if name in types:
