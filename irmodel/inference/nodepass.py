@@ -335,7 +335,9 @@ def _miss(scope, nodes, k: int, key: tuple, attrs: bytes, items, variants, shape
         return None
     node_attrs = view._attrs
     results = keep[0]
-    entry = (results, keep[1], node_attrs, all(t is None or t is UNSET or _named(t) for t in results))
+    # The node's attributes (and so the node) are kept only for propagation on hits.
+    entry = (results, keep[1], node_attrs if kind[3] is not None and scope.run.options.data_prop else None,
+             all(t is None or t is UNSET or _named(t) for t in results))
     outcomes[key] = entry
     if not attrs:
         return entry
