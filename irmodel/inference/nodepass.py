@@ -33,6 +33,10 @@ from __future__ import annotations
 
 from itertools import repeat
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (`from __future__ import annotations`)
+    from typing import Any
+
 from wirefmt.message import exact_span, item_spans
 
 from .context import NodeView
@@ -192,14 +196,16 @@ def infer_nodes(scope, graph, nodes) -> bool:
     if len(nodes) < FAST_FROM or run.explain is not None or opts.symbolic:
         return False
     span = exact_span(graph)
-    spans = item_spans(graph, "node") if span is not None else None
+    if span is None:
+        return False
+    spans = item_spans(graph, "node")
     if spans is None:
         return False
     from ..checker.fastnodes import node_pattern  # noqa: PLC0415 - the compiled pattern, shared
 
     from .engine import Slot  # noqa: PLC0415 - engine imports this module
 
-    src = span[0]
+    src: Any = span[0]
     outcomes = run.outcomes
     if outcomes is None:
         outcomes = run.outcomes = {}
@@ -225,6 +231,9 @@ def infer_nodes(scope, graph, nodes) -> bool:
             continue
         ins, outs, kind_bytes = m.group(1, 2, 3)  # kind_bytes: op_type to domain (attributes, doc_string)
         try:  # one name: inline (most nodes have one output, many one input)
+            ids: Any
+            in_skel: Any
+            out_skel: Any
             if ins and ins[1] + 2 == len(ins):
                 name = ins[2:].decode()
                 in_names = [name]
@@ -251,7 +260,7 @@ def infer_nodes(scope, graph, nodes) -> bool:
         if found is not None:
             hit, kind, partial = found[0], found[1], None
         else:
-            in_types = [None if (slot := get_type(name)) is None else slot.type for name in in_names]
+            in_types: Any = [None if (slot := get_type(name)) is None else slot.type for name in in_names]
             op, attrs, dom = m.group(4, 5, 6)
             kind = kinds.get((op, dom), 0)
             if kind == 0:
@@ -333,7 +342,7 @@ def _miss(scope, nodes, k: int, key: tuple, attrs: bytes, items, variants, shape
     full(view, keep)
     if len(keep) != 2 or len(outcomes) >= MAX_OUTCOMES:
         return None
-    node_attrs = view._attrs
+    node_attrs: Any = view._attrs
     results = keep[0]
     # The node's attributes (and so the node) are kept only for propagation on hits.
     entry = (results, keep[1], node_attrs if kind[3] is not None and scope.run.options.data_prop else None,
@@ -377,8 +386,11 @@ class _RecordingView(NodeView):
     def attrs(self) -> dict:
         attrs = self._attrs
         if attrs is None:
-            attrs = self._attrs = RecordingAttrs(NodeView.attrs.fget(self))
+            attrs = self._attrs = RecordingAttrs(_NODE_ATTRS(self))
         return attrs
+
+
+_NODE_ATTRS: Any = NodeView.attrs.fget  # type: ignore[attr-defined]
 
 
 class _Loader:
@@ -389,12 +401,13 @@ class _Loader:
     def __init__(self, nodes, k: int):
         self.nodes = nodes
         self.k = k
-        self.view = None
+        self.view: NodeView | None = None
 
     def __call__(self) -> NodeView:
-        if self.view is None:
-            self.view = NodeView(self.nodes[self.k], self.k)
-        return self.view
+        view = self.view
+        if view is None:
+            view = self.view = NodeView(self.nodes[self.k], self.k)
+        return view
 
 
 def nodes_with_graphs(graph, nodes):

@@ -364,7 +364,7 @@ def value_info_fields(entries) -> bytes:
     """
     short = _SHORT
     heads: dict = {}  # (id(type), name length) -> (type, head, field 2 with its tag); type kept alive
-    parts = []
+    parts: list = []
     extend = parts.extend
     for name, t in entries:
         if type(name) is str:
