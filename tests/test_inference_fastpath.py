@@ -349,6 +349,7 @@ def _spliced_and_appended(data: bytes, monkeypatch, **kw):
         return done
 
     monkeypatch.setattr("irmodel.inference.api.splice_value_infos", counted)
+    monkeypatch.setattr(splice, "SPLICE_RATIO", 1 << 40)  # whatever the entries' share
     spliced = _outcome(data, **kw)
     monkeypatch.setattr(splice, "MAX_SPLICE_BYTES", -1)
     appended = _outcome(data, **kw)
@@ -418,6 +419,18 @@ def test_splice_with_sub_graph_entries(monkeypatch):
                   outputs=[_vi("y", FLOAT, None)])
     a, b, calls = _spliced_and_appended(data, monkeypatch)
     assert a == b and calls == 0  # nothing new: nothing spliced, the output's type merged
+
+
+def test_splice_only_where_the_entries_are_a_large_share():
+    from irmodel.inference import splice
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    small = irmodel.loads(_model(nodes, [_vi("x", FLOAT, [2])]))
+    big = irmodel.loads(_model(nodes, [_vi("x", FLOAT, [2])], inits=[_floats("w", [64, 64])]))
+    entry = irmodel.dumps(_vi("y", FLOAT, [2]))
+    fields = b"\x6a" + bytes([len(entry)]) + entry
+    assert splice.splice_value_infos(small, fields)
+    assert not splice.splice_value_infos(big, fields)
+    assert [vi.name for vi in small.graph.value_info] == ["y"] and not big.graph.value_info
 
 
 def test_splice_on_the_corpus(node_corpus, monkeypatch):
