@@ -40,6 +40,7 @@ from .symbols import SymbolTable, materialize
 from .tensordata import FLOAT, ConstTensor, const_from_ints, is_small
 from .types import UNSET, SparseTensorType, TensorType, type_from_proto
 
+MAX_HELD_NODES = 10000  # nodes made for their sub-graphs' names, kept for the node pass
 MAX_CALL_DEPTH = 100  # nested function calls (model-local functions and schema bodies)
 LATEST_IR_VERSION = 14  # the reference's IR_VERSION, used for sub-graphs and function bodies
 
@@ -148,6 +149,7 @@ class Scope:
         self.unbound: set[str] = set()
         self.reuse_constants = True
         self.inert_constants: dict = {}  # `nodepass.data_signature`'s: name -> (constant, passed over)
+        self.held_nodes: list = []  # see `_add_node_graph_symbols`; emptied after the node pass
         self.interned: dict = {}  # initializer types: one object per distinct type (`nodepass` keys)
 
     # -- types ---------------------------------------------------------------------------
@@ -207,7 +209,7 @@ class Scope:
                 if t is not None:
                     symbols.add_from_type(t)
             # The names in the nodes' sub-graphs matter only once a fresh name is made.
-            symbols.defer(lambda table: _add_node_graph_symbols(nodes, table, graph))
+            symbols.defer(lambda table: _add_node_graph_symbols(nodes, table, graph, self.held_nodes))
         for field, i, vi, t in declared:
             if type(t) is tuple:  # a sub-graph input merged with the type its node gives
                 slot = Slot(t[0], [t[2]])
@@ -229,6 +231,7 @@ class Scope:
             self.sparse_data[name] = sparse
             self._seed_initializer(name, t)
         if binding is None and infer_nodes(self, graph, nodes):
+            self.held_nodes.clear()
             return  # read from the nodes' bytes, outcomes cached (`nodepass`)
         if len(nodes) > 1:
             nodes[0]  # the first read makes the node decoder; the loop below then binds it, not its stub
@@ -492,13 +495,17 @@ def _propagation_context():
 _PropagationContext = None
 
 
-def _add_node_graph_symbols(nodes, symbols: SymbolTable, graph=None) -> None:
+def _add_node_graph_symbols(nodes, symbols: SymbolTable, graph=None, held: list | None = None) -> None:
     """The names used in the graphs held by ``nodes``' attributes (see `add_graph_symbols`).
 
     Of a large graph read from bytes, only the nodes whose attributes may hold a graph
-    are made (`nodepass.nodes_with_graphs`)."""
+    are made (`nodepass.nodes_with_graphs`), and up to `MAX_HELD_NODES` of them are kept
+    in ``held`` until the node pass is over: it reads the same objects, not their bytes
+    again (a graph's nodes are held weakly)."""
     picked = nodes_with_graphs(graph, nodes) if graph is not None else None
     for node in (nodes if picked is None else picked):
+        if picked is not None and held is not None and len(held) < MAX_HELD_NODES:
+            held.append(node)
         for a in node.attribute:
             if a.HasField("g"):
                 add_graph_symbols(a.g, symbols)
