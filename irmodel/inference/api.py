@@ -11,7 +11,8 @@ from .engine import GraphRecord, Options, Run, Scope, Slot, function_id
 from .dims import int32
 from .errors import FatalError, HardError, InferenceError, NodeInferenceError
 from .symbols import SymbolTable
-from .types import type_bytes, type_from_proto, type_to_proto, value_infos_in_model_bytes
+from .splice import splice_value_infos
+from .types import type_bytes, type_from_proto, type_to_proto, value_info_fields
 
 MAX_MODEL_FUNCTIONS = 10000  # as the reference's checker: more is a malformed or hostile model
 
@@ -40,7 +41,7 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
             run = _run_model(m, Options(check_type, strict_mode, data_prop or symbolic, hooks))
             if symbolic:
                 _resolve_added(run.records)
-            _write_back(run.records)
+            _write_back(run.records, m)
     finally:
         gc.set_threshold(*thresholds)
     return m
@@ -182,30 +183,50 @@ def _fresh_copy(model):
     return fresh
 
 
-def _write_back(records) -> None:
+def _write_back(records, model=None) -> None:
     """Assign the changed types and append the new value_info entries.
 
-    New messages are opened over their serialized bytes (`types.value_infos_in_model_bytes`), so
-    saving copies them as they are; nothing else of the graph is touched.
+    New messages are opened over their serialized bytes (`types.value_info_fields`), so
+    saving copies them as they are; nothing else of the graph is touched.  The model's
+    graph comes last: its entries may be spliced into a copy of its bytes (`splice`),
+    which needs its bytes unchanged by the sub-graphs' entries.
     """
+    for rec in records:
+        if model is None or rec.graph is not model.graph:
+            _write_record(rec, None)
+    for rec in records:
+        if model is not None and rec.graph is model.graph:
+            _write_record(rec, model)
+
+
+def _write_record(rec, model) -> None:
     from .. import loads  # noqa: PLC0415
     from .denotation import declared_type_bytes  # noqa: PLC0415
-    for rec in records:
-        g = rec.graph
-        for field, index, slot, original in rec.declared:
-            if slot.merged:  # denotations stay or go as the reference's merge leaves them
-                vi = getattr(g, field)[index]
-                data = declared_type_bytes(slot.type, vi.type, original, slot.merged)
-                if data is not None:
-                    vi.type = loads(data, "TypeProto")
-            elif slot.type != original:
-                getattr(g, field)[index].type = loads(type_bytes(slot.type), "TypeProto")
-        for (field, index), t in rec.assigned.items():
-            getattr(g, field)[index].type = loads(type_bytes(t), "TypeProto")
-        if rec.added:
+    g = rec.graph
+    if rec.added:
+        fields = value_info_fields([(name, slot.type) for name, slot in rec.added])
+        if model is not None and splice_value_infos(model, fields):
+            g = model.graph
+        else:
             # One decode for all new entries; each stays a span of that buffer, copied as is.
-            holder = loads(value_infos_in_model_bytes([(name, slot.type) for name, slot in rec.added]), "ModelProto")
+            holder = loads(_graph_in_model(fields), "ModelProto")
             g.value_info.extend(holder.graph.value_info)
+    for field, index, slot, original in rec.declared:
+        if slot.merged:  # denotations stay or go as the reference's merge leaves them
+            vi = getattr(g, field)[index]
+            data = declared_type_bytes(slot.type, vi.type, original, slot.merged)
+            if data is not None:
+                vi.type = loads(data, "TypeProto")
+        elif slot.type != original:
+            getattr(g, field)[index].type = loads(type_bytes(slot.type), "TypeProto")
+    for (field, index), t in rec.assigned.items():
+        getattr(g, field)[index].type = loads(type_bytes(t), "TypeProto")
+
+
+def _graph_in_model(fields: bytes) -> bytes:
+    """A serialized ModelProto whose graph is ``fields`` (entries opened at their depth in a model)."""
+    from .types import _field  # noqa: PLC0415
+    return _field(7, fields)
 
 
 def infer_shapes_path(model_path, output_path=None, check_type: bool = False, strict_mode: bool = False,

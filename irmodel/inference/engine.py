@@ -35,10 +35,12 @@ from .. import DecodeError
 from .dims import int32
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
+from .nodepass import data_signature, infer_nodes, nodes_with_graphs
 from .symbols import SymbolTable, materialize
 from .tensordata import FLOAT, ConstTensor, const_from_ints, is_small
 from .types import UNSET, SparseTensorType, TensorType, type_from_proto
 
+MAX_HELD_NODES = 10000  # nodes made for their sub-graphs' names, kept for the node pass
 MAX_CALL_DEPTH = 100  # nested function calls (model-local functions and schema bodies)
 LATEST_IR_VERSION = 14  # the reference's IR_VERSION, used for sub-graphs and function bodies
 
@@ -89,7 +91,8 @@ class GraphRecord:
 class Run:
     """State shared by every scope of one inference call."""
 
-    __slots__ = ("options", "symbols", "functions", "active", "records", "missing", "depth", "explain", "ops")
+    __slots__ = ("options", "symbols", "functions", "active", "records", "missing", "depth", "explain", "ops",
+                 "outcomes", "outcomes_by_shape")
 
     def __init__(self, options: Options, symbols: SymbolTable | None, functions: dict):
         self.options = options
@@ -103,6 +106,8 @@ class Run:
         # (domain, op_type, opset version) -> (schema, inference fn, propagation fn): the
         # lookups of a node's rules, made once per operator and version (`op_rules`).
         self.ops: dict = {}
+        self.outcomes: dict | None = None  # the node pass's cache (`nodepass`), made on first use
+        self.outcomes_by_shape: dict = {}
 
     def op_rules(self, domain: str, op_type: str, version: int) -> tuple:
         key = (domain, op_type, version)
@@ -143,6 +148,9 @@ class Scope:
         self.errors: list[tuple[str, NodeView, str]] = []  # (message, node, kind)
         self.unbound: set[str] = set()
         self.reuse_constants = True
+        self.inert_constants: dict = {}  # `nodepass.data_signature`'s: name -> (constant, passed over)
+        self.held_nodes: list = []  # see `_add_node_graph_symbols`; emptied after the node pass
+        self.interned: dict = {}  # initializer types: one object per distinct type (`nodepass` keys)
 
     # -- types ---------------------------------------------------------------------------
     def update_type(self, name: str, inferred) -> None:
@@ -201,7 +209,7 @@ class Scope:
                 if t is not None:
                     symbols.add_from_type(t)
             # The names in the nodes' sub-graphs matter only once a fresh name is made.
-            symbols.defer(lambda table: _add_node_graph_symbols(nodes, table))
+            symbols.defer(lambda table: _add_node_graph_symbols(nodes, table, graph, self.held_nodes))
         for field, i, vi, t in declared:
             if type(t) is tuple:  # a sub-graph input merged with the type its node gives
                 slot = Slot(t[0], [t[2]])
@@ -212,6 +220,7 @@ class Scope:
         for tensor in graph.initializer:
             name = tensor.name
             t = TensorType(tensor.data_type, tuple(tensor.dims))
+            t = self.interned.setdefault(t, t)
             if is_small(tensor):
                 self.const_data[name] = ConstTensor(tensor)
             self._seed_initializer(name, t)
@@ -221,6 +230,9 @@ class Scope:
             t = SparseTensorType(values.data_type, tuple(sparse.dims))
             self.sparse_data[name] = sparse
             self._seed_initializer(name, t)
+        if binding is None and infer_nodes(self, graph, nodes):
+            self.held_nodes.clear()
+            return  # read from the nodes' bytes, outcomes cached (`nodepass`)
         if len(nodes) > 1:
             nodes[0]  # the first read makes the node decoder; the loop below then binds it, not its stub
         for index, node in enumerate(nodes):
@@ -263,7 +275,14 @@ class Scope:
             in_types = symbolic.resolve_types(in_types)
         return InferenceContext(node, in_types, None, None, None, self, self.unbound, version)
 
-    def process_node(self, node: NodeView) -> None:
+    def process_node(self, node: NodeView, keep: list | None = None) -> None:
+        """Infer one node: its rule, its outputs' types, its constant or propagated value.
+
+        ``keep`` (the node pass's cache, `nodepass`): a list that receives the node's
+        outcome when it depends on nothing but the node's kind and its input types: the
+        rule's output types (before fresh names are given) and whether data propagation
+        changed nothing (see `nodepass.Outcome`).
+        """
         version = self.opsets.get(node.domain)
         if version is None:
             version = self._opset_version(node)
@@ -275,68 +294,98 @@ class Scope:
             in_types = run.options.symbolic.resolve_types(in_types)
         ctx = InferenceContext(node, in_types, None, None, None, self, self.unbound, version)
         try:
-            if schema is not None:
-                if schema.has_type_and_shape_inference_function:
-                    if fn is None:
-                        run.missing.add((node.domain, node.op_type, schema.since_version))
-                        if schemas.beyond_reference(schema):
-                            self.unsupported = True
-                        if run.explain is not None:
-                            run.explain.node(self, node, ctx, "no-inference-function", schema=schema)
-                        return
-                    if run.options.symbolic:
-                        rule = run.options.symbolic.override(node.domain, node.op_type)
-                        if rule is not None:
-                            rule(ctx, fn)
-                        else:
-                            fn(ctx)
+            self._infer_node(node, ctx, schema, fn, prop, keep)
+        except Exception as exc:  # noqa: BLE001 - sorted out by `node_failed`, which re-raises the rest
+            self.node_failed(node, ctx, exc)
+
+    def _infer_node(self, node: NodeView, ctx: InferenceContext, schema, fn, prop, keep: list | None) -> None:
+        run = self.run
+        if schema is not None:
+            if schema.has_type_and_shape_inference_function:
+                if fn is None:
+                    run.missing.add((node.domain, node.op_type, schema.since_version))
+                    if schemas.beyond_reference(schema):
+                        self.unsupported = True
+                    if run.explain is not None:
+                        run.explain.node(self, node, ctx, "no-inference-function", schema=schema)
+                    return
+                if run.options.symbolic:
+                    rule = run.options.symbolic.override(node.domain, node.op_type)
+                    if rule is not None:
+                        rule(ctx, fn)
                     else:
                         fn(ctx)
-                elif schema.has_function:
-                    body = schemas.latest_function_body(schema)
-                    if body is not None:
-                        self.process_call(node, body, ctx)
-                elif schemas.beyond_reference(schema):
-                    self.unsupported = True
-                if run.options.check_type:
-                    from .typecheck import check_input_output_types  # noqa: PLC0415
-                    check_input_output_types(schema, ctx)
-            else:
-                fn = run.functions.get(function_id(node.domain, node.op_type, node.overload)) \
-                    if run.functions else None
-                if fn is None:
-                    self.unsupported = True
-                    if run.explain is not None:
-                        run.explain.node(self, node, ctx, "unknown-op")
-                    return
-                self.process_call(node, fn, ctx)
-            if run.explain is not None:
-                run.explain.node(self, node, ctx, schema=schema)
-            outs = ctx.outputs
-            for i, name in enumerate(node.outputs):
-                if name:
-                    self.update_type(name, outs[i])
-            if node.op_type == "Constant":
-                self.process_constant(node)
-            if run.options.symbolic:
-                run.options.symbolic.propagate(node, self)
-            elif prop is not None and run.options.data_prop:
+                else:
+                    fn(ctx)
+            elif schema.has_function:
+                keep = None  # a body reads the caller's propagated values
+                body = schemas.latest_function_body(schema)
+                if body is not None:
+                    self.process_call(node, body, ctx)
+            elif schemas.beyond_reference(schema):
+                self.unsupported = True
+            if run.options.check_type:
+                from .typecheck import check_input_output_types  # noqa: PLC0415
+                check_input_output_types(schema, ctx)
+        else:
+            fn = run.functions.get(function_id(node.domain, node.op_type, node.overload)) \
+                if run.functions else None
+            if fn is None:
+                self.unsupported = True
+                if run.explain is not None:
+                    run.explain.node(self, node, ctx, "unknown-op")
+                return
+            keep = None
+            self.process_call(node, fn, ctx)
+        if run.explain is not None:
+            run.explain.node(self, node, ctx, schema=schema)
+        outs = ctx.outputs
+        # The outcome is the node kind's when the rule read no input value and no
+        # sub-graph (the context's values are derived on the first such read).
+        if keep is not None and (ctx.symbolic_ is not None or node.op_type == "Constant"):
+            keep = None
+        if keep is not None:
+            keep.append(tuple(outs))
+        for i, name in enumerate(node.outputs):
+            if name:
+                self.update_type(name, outs[i])
+        if node.op_type == "Constant":
+            self.process_constant(node)
+        if run.options.symbolic:
+            run.options.symbolic.propagate(node, self)
+        elif prop is not None and run.options.data_prop:
+            if keep is None:
                 prop(_propagation_context()(node, self))
-        except NodeInferenceError as exc:
+            else:
+                # Propagation with no value to read: does it change anything for this kind?
+                # (the data signature when it does not, None when it does or may)
+                sig = data_signature(self, node.inputs)
+                before = len(self.shape_data)
+                prop(_propagation_context()(node, self))
+                keep.append(sig if len(self.shape_data) == before else None)
+        elif keep is not None:
+            keep.append(())
+
+    def node_failed(self, node: NodeView, ctx: InferenceContext | None, exc: Exception) -> None:
+        """A node's error: recorded (strict mode raises it at the end) or raised as ours."""
+        run = self.run
+        if isinstance(exc, NodeInferenceError):
             if not self.unsupported:
                 self.errors.append((f"{node.describe()}: {exc}", node, exc.kind))
             if run.explain is not None:
                 run.explain.node(self, node, ctx, "inference-error", str(exc))
-        except HardError as exc:
+            return
+        if isinstance(exc, HardError):
             raise NodeInferenceError(f"{node.describe()}: {exc}") from None
-        except RecursionError:
+        if isinstance(exc, RecursionError):
             raise NodeInferenceError(f"{node.describe()}: nesting too deep") from None
-        except DecodeError:
-            raise  # malformed bytes met while reading the node: the codec's own error
-        except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
+        if isinstance(exc, DecodeError):
+            raise exc  # malformed bytes met while reading the node: the codec's own error
+        if isinstance(exc, (ArithmeticError, LookupError, TypeError, ValueError, AttributeError)):
             # A defect of ours, or input our rules did not foresee: never let it escape as
             # anything but our error (the tests report these as differences).
             raise NodeInferenceError(f"{node.describe()}: internal error: {type(exc).__name__}: {exc}") from exc
+        raise exc
 
     def process_constant(self, node: NodeView) -> None:
         """A Constant node's value becomes known input data (``ProcessConstant``)."""
@@ -446,9 +495,17 @@ def _propagation_context():
 _PropagationContext = None
 
 
-def _add_node_graph_symbols(nodes, symbols: SymbolTable) -> None:
-    """The names used in the graphs held by ``nodes``' attributes (see `add_graph_symbols`)."""
-    for node in nodes:
+def _add_node_graph_symbols(nodes, symbols: SymbolTable, graph=None, held: list | None = None) -> None:
+    """The names used in the graphs held by ``nodes``' attributes (see `add_graph_symbols`).
+
+    Of a large graph read from bytes, only the nodes whose attributes may hold a graph
+    are made (`nodepass.nodes_with_graphs`), and up to `MAX_HELD_NODES` of them are kept
+    in ``held`` until the node pass is over: it reads the same objects, not their bytes
+    again (a graph's nodes are held weakly)."""
+    picked = nodes_with_graphs(graph, nodes) if graph is not None else None
+    for node in (nodes if picked is None else picked):
+        if picked is not None and held is not None and len(held) < MAX_HELD_NODES:
+            held.append(node)
         for a in node.attribute:
             if a.HasField("g"):
                 add_graph_symbols(a.g, symbols)

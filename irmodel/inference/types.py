@@ -352,22 +352,39 @@ def value_infos_in_model_bytes(entries) -> bytes:
     So that many new entries are opened with one decode (`api._write_back`), at the
     depth a graph's entries have in a model.  Same bytes per entry as `value_info_bytes`.
     """
+    return _field(7, value_info_fields(entries))  # ModelProto.graph
+
+
+def value_info_fields(entries) -> bytes:
+    """``GraphProto.value_info`` fields (each with its tag), one per ``(name, type)``.
+
+    Each distinct type object is serialized once, with the heads (tag and lengths) of
+    the entries of each name length; an entry is then that head, its name and the type's
+    bytes, and the whole a single join.
+    """
     short = _SHORT
-    typed: dict = {}  # id(type) -> (type, field 2 with its tag); the type is kept alive meanwhile
-    parts = []
+    heads: dict = {}  # (id(type), name length) -> (type, head, field 2 with its tag); type kept alive
+    parts: list = []
+    extend = parts.extend
     for name, t in entries:
-        hit = typed.get(id(t))
+        if type(name) is str:
+            try:
+                nb = name.encode()
+            except UnicodeEncodeError:
+                nb = name.encode("utf-8", "surrogateescape")
+        else:
+            nb = name
+        n = len(nb)
+        hit = heads.get((id(t), n))
         if hit is None:
             tb = type_bytes(t)
-            n = len(tb)
-            hit = typed[id(t)] = (t, b"\x12" + (short[n] if n < 128 else _varint(n)) + tb)
-        nb = name.encode("utf-8", "surrogateescape") if type(name) is str else name
-        n = len(nb)
-        body = b"\x0a" + (short[n] if n < 128 else _varint(n)) + nb + hit[1]
-        n = len(body)
-        parts.append(b"\x6a" + (short[n] if n < 128 else _varint(n)) + body)  # GraphProto.value_info (13)
-    graph = b"".join(parts)
-    return _field(7, graph)  # ModelProto.graph
+            field = b"\x12" + (short[len(tb)] if len(tb) < 128 else _varint(len(tb))) + tb
+            name_head = b"\x0a" + (short[n] if n < 128 else _varint(n))
+            size = len(name_head) + n + len(field)
+            head = b"\x6a" + (short[size] if size < 128 else _varint(size)) + name_head  # value_info (13)
+            hit = heads[(id(t), n)] = (t, head, field)
+        extend((hit[1], nb, hit[2]))
+    return b"".join(parts)
 
 
 def format_type(t) -> str:

@@ -1,0 +1,458 @@
+"""The node pass of a large graph, read from the nodes' bytes, with outcomes cached.
+
+A 75,000-node graph holds a few dozen kinds of node, and most nodes of a kind see the
+same input types.  The full path (`engine.Scope.process_node`) makes a NodeProto, a
+`NodeView` and an `InferenceContext` per node and runs the operator's rule.  Here each
+node is read from its wire form with the checker's regular expression
+(`irmodel.checker.fastnodes.node_pattern`): its input and output names, op_type,
+domain and attribute bytes, without making a message.  The rule's result is cached by
+
+    (op_type, domain, opset version, attribute bytes, input types, which inputs and
+     outputs are empty)
+
+and a later node with the same key replays it: each output type is given fresh
+``unk__N`` names and merged exactly as `Scope.update_type` does for the full path (so
+names come in the reference's order), and data propagation runs as it would.
+
+What makes an outcome cacheable (decided on the node that computed it, `process_node`'s
+``keep``): an operator with an inference function (not a function body, not Constant),
+a rule that read no input value and no sub-graph (the context derives those on the
+first read: `InferenceContext._derive`), no error (the rule, ``check_type``, the merges
+and propagation all passed).  Propagation is skipped on a hit only when it changed
+nothing on the first node and no input of this node holds a value either (it then
+reads the same types and attributes, and finds no value, as there); otherwise it runs.
+
+Anything unusual takes the full path in its place: a node the pattern does not read
+(fields out of order, names over 127 bytes, ``overload`` or metadata set), names that
+are not UTF-8, an op with no opset import, and every node of a kind not cached yet.
+The pass runs only for a graph read from bytes (unchanged), outside function bodies,
+without ``explain`` or symbolic mode.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (`from __future__ import annotations`)
+    from typing import Any
+
+from wirefmt.message import exact_span, item_spans
+
+from .context import NodeView
+from .tensordata import INT32, INT64
+from .types import UNSET, TensorType
+
+#: Graphs with fewer nodes take the full path (the tests lower it to run the pass on small graphs).
+FAST_FROM = 64
+#: At most this many cached outcomes per run (attributes and shapes that all differ make many).
+MAX_OUTCOMES = 1 << 16
+#: At most this many sets of looked-up attribute names per operator and input types.
+MAX_VARIANTS = 8
+
+
+class SpanNode:
+    """What data propagation reads of a node read from its bytes (`dataprop.PropagationContext`)."""
+
+    __slots__ = ("op_type", "domain", "inputs", "outputs", "attrs")
+
+    def __init__(self, op_type: str, domain: str, inputs: list, outputs: list, attrs: dict):
+        self.op_type = op_type
+        self.domain = domain
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+
+
+class RecordingAttrs(dict):
+    """A node's attributes by name that remember which names were looked up (``read``;
+    None once anything else was asked, such as iterating them)."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, attrs: dict):
+        super().__init__(attrs)
+        self.read: set | None = set()
+
+    def get(self, name, default=None):
+        if self.read is not None:
+            self.read.add(name)
+        return dict.get(self, name, default)
+
+    def _everything(self, *args):
+        self.read = None
+
+    def __getitem__(self, name):
+        self._everything()
+        return dict.__getitem__(self, name)
+
+    def __contains__(self, name) -> bool:
+        self._everything()
+        return dict.__contains__(self, name)
+
+    def __iter__(self):
+        self._everything()
+        return dict.__iter__(self)
+
+    def keys(self):
+        self._everything()
+        return dict.keys(self)
+
+    def values(self):
+        self._everything()
+        return dict.values(self)
+
+    def items(self):
+        self._everything()
+        return dict.items(self)
+
+
+class PartialAttrs:
+    """The attributes of a node that shares the names ``known`` (their bytes) with the node
+    whose attributes are ``attrs``; any other name is read from the node itself."""
+
+    __slots__ = ("attrs", "known", "load")
+
+    def __init__(self, attrs: dict, known: frozenset, load):
+        self.attrs = attrs
+        self.known = known
+        self.load = load
+
+    def get(self, name, default=None):
+        if name in self.known:
+            return self.attrs.get(name, default)
+        return self.load().attrs.get(name, default)
+
+
+def attribute_items(fields: bytes) -> dict | None:
+    """Name -> the whole attribute's bytes, for a run of AttributeProto fields (the node
+    pattern's group 5; a later attribute of a name replaces an earlier one, as
+    `NodeView.attrs` does).  None unless every attribute is one the checker's fast path
+    reads (`fastnodes.attribute_kinds`: numbers, strings and their lists, exactly well
+    formed as the decoder reads them, so making the node's attributes raises nothing)
+    and has a name."""
+    from ..checker.fastnodes import attribute_kinds  # noqa: PLC0415
+
+    kinds = attribute_kinds(fields)
+    if kinds is None:
+        return None
+    out = {}
+    pos = 0
+    for kind in kinds:
+        a = pos + 2
+        pos = a + fields[pos + 1]
+        name = kind[0]
+        if name is None:
+            return None
+        out[name] = fields[a:pos]
+    return out
+
+
+def data_signature(scope, names) -> tuple | None:
+    """What data propagation finds for the inputs ``names``: None when one holds a value it
+    reads (propagated, or a constant of rank 0 or 1 and type int32/int64); else, per input,
+    whether it is a constant it passes over (True) or nothing (False).  Two nodes of one
+    kind with the same input types and the same signature propagate alike."""
+    shape_data, const_data, inert = scope.shape_data, scope.const_data, scope.inert_constants
+    sig = []
+    for name in names:
+        if name in shape_data:
+            return None
+        c = const_data.get(name)
+        if c is None:
+            sig.append(False)
+            continue
+        known = inert.get(name)
+        if known is None or known[0] is not c:
+            proto = c.proto
+            known = inert[name] = (c, len(proto.dims) > 1 or proto.data_type not in (INT32, INT64))
+        if not known[1]:
+            return None
+        sig.append(True)
+    return tuple(sig)
+
+
+def _names(fields: bytes) -> list:
+    """The names in a run of string fields of one-byte lengths (UnicodeDecodeError if not UTF-8)."""
+    end = len(fields)
+    if not end:
+        return []
+    if fields[1] + 2 == end:
+        return [fields[2:].decode()]
+    out = []
+    pos = 0
+    while pos < end:
+        a = pos + 2
+        pos = a + fields[pos + 1]
+        out.append(fields[a:pos].decode())
+    return out
+
+
+def infer_nodes(scope, graph, nodes) -> bool:
+    """Infer ``graph``'s nodes in order through the cache; False (nothing done) when the
+    pass does not apply and the caller must take the full path for every node."""
+    run = scope.run
+    opts = run.options
+    if len(nodes) < FAST_FROM or run.explain is not None or opts.symbolic:
+        return False
+    span = exact_span(graph)
+    if span is None:
+        return False
+    spans = item_spans(graph, "node")
+    if spans is None:
+        return False
+    from ..checker.fastnodes import node_pattern  # noqa: PLC0415 - the compiled pattern, shared
+
+    from .engine import Slot  # noqa: PLC0415 - engine imports this module
+
+    src: Any = span[0]
+    outcomes = run.outcomes
+    if outcomes is None:
+        outcomes = run.outcomes = {}
+        run.outcomes_by_shape = {}
+    by_shape = run.outcomes_by_shape
+    # The same outcomes by the identity of the input types (the commonest hit: a value's
+    # type object is the one its producer's outcome holds); each entry keeps its types
+    # alive, so an id is never reused while it is a key.  Per graph: its versions are fixed.
+    by_id: dict = {}
+    kinds: dict = {}  # (op_type field, domain field) -> (op_type, domain, version, prop) or None
+    types = scope.types
+    get_type = types.get
+    update_type = scope.update_type
+    record = scope.record
+    added = record.added if record is not None else None
+    undefined = scope.undefined
+    data_prop = opts.data_prop
+    full = scope.process_node
+    matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+    for k, m in enumerate(matches):
+        if m is None:
+            full(NodeView(nodes[k], k))
+            continue
+        ins, outs, kind_bytes = m.group(1, 2, 3)  # kind_bytes: op_type to domain (attributes, doc_string)
+        try:  # one name: inline (most nodes have one output, many one input)
+            ids: Any
+            in_skel: Any
+            out_skel: Any
+            if ins and ins[1] + 2 == len(ins):
+                name = ins[2:].decode()
+                in_names = [name]
+                slot = get_type(name)
+                ids = 0 if slot is None else id(slot.type)  # 0 when untyped: no object has that id
+                in_skel = None if name else (False,)
+            else:
+                in_names = _names(ins)
+                ids = tuple([0 if (slot := get_type(name)) is None else id(slot.type) for name in in_names])
+                in_skel = None if "" not in in_names else tuple(map(bool, in_names))
+            if outs and outs[1] + 2 == len(outs):
+                out_name = outs[2:].decode()
+                out_names = [out_name]
+                out_skel = 1 if out_name else (False,)
+            else:
+                out_name = None
+                out_names = _names(outs)
+                out_skel = len(out_names) if "" not in out_names else tuple(map(bool, out_names))
+        except UnicodeDecodeError:
+            full(NodeView(nodes[k], k))
+            continue
+        id_key = (kind_bytes, ids, in_skel, out_skel)
+        found = by_id.get(id_key)
+        if found is not None:
+            hit, kind, partial = found[0], found[1], None
+        else:
+            in_types: Any = [None if (slot := get_type(name)) is None else slot.type for name in in_names]
+            op, attrs, dom = m.group(4, 5, 6)
+            kind = kinds.get((op, dom), 0)
+            if kind == 0:
+                kind = kinds[(op, dom)] = _kind(scope, op, dom)
+            if kind is None:
+                full(NodeView(nodes[k], k))
+                continue
+            in_types = tuple(in_types)
+            key = (op, dom, kind[2], attrs, in_types, in_skel, out_skel)
+            hit = outcomes.get(key)
+            partial = None
+            if hit is None:
+                # Not these attribute bytes: a node with the same attributes where the rule looked.
+                shape_key = key[:3] + key[4:]
+                variants = by_shape.get(shape_key)
+                items = attribute_items(attrs) if attrs and variants is not None else None
+                if items is not None:
+                    for known, table in variants:
+                        hit = table.get(tuple([items.get(name) for name in known]))
+                        if hit is not None:
+                            partial = known
+                            break
+                if hit is None:
+                    entry = _miss(scope, nodes, k, key, attrs, items, variants, shape_key, kind, full, outcomes,
+                                  by_shape)
+                    if entry is not None and len(by_id) < MAX_OUTCOMES:
+                        by_id[id_key] = (entry, kind, in_types)
+                    continue
+            elif len(by_id) < MAX_OUTCOMES:
+                by_id[id_key] = (hit, kind, in_types)
+        results, quiet, node_attrs, plain = hit
+        try:
+            if plain and out_name:  # `Scope.update_type` inlined: no fresh names to make, a new value
+                t = results[0]
+                if t is not None and t is not UNSET:
+                    if out_name in types:
+                        update_type(out_name, t)
+                    else:
+                        slot = Slot(t)
+                        types[out_name] = slot
+                        if added is not None:
+                            added.append((out_name, slot))
+                            if undefined and out_name in undefined:
+                                record.assigned[undefined[out_name]] = t
+            elif plain:
+                for name, t in zip(out_names, results):
+                    if name and t is not None and t is not UNSET:
+                        if name in types:
+                            update_type(name, t)
+                            continue
+                        slot = Slot(t)
+                        types[name] = slot
+                        if added is not None:
+                            added.append((name, slot))
+                            if undefined and name in undefined:
+                                record.assigned[undefined[name]] = t
+            else:
+                for name, t in zip(out_names, results):
+                    if name:
+                        update_type(name, t)
+            prop = kind[3]
+            if prop is not None and data_prop:
+                if quiet is None or quiet != data_signature(scope, in_names):
+                    # (Something to read, or not as on the node that computed the outcome.)
+                    if partial is not None or node_attrs is None:
+                        node_attrs = PartialAttrs(node_attrs or {}, frozenset(partial or ()), _Loader(nodes, k))
+                    prop(_propagation_context()(SpanNode(kind[0], kind[1], in_names, out_names, node_attrs), scope))
+        except Exception as exc:  # noqa: BLE001 - sorted out as the full path sorts them
+            scope.node_failed(NodeView(nodes[k], k), None, exc)
+    return True
+
+
+def _miss(scope, nodes, k: int, key: tuple, attrs: bytes, items, variants, shape_key: tuple, kind, full,
+          outcomes: dict, by_shape: dict) -> tuple | None:
+    """The full path for node ``k``, its outcome cached when it is the kind's (see the module
+    docstring): under its attribute bytes, and under the attributes its rules looked up."""
+    keep: list = []
+    view = _RecordingView(nodes[k], k)
+    full(view, keep)
+    if len(keep) != 2 or len(outcomes) >= MAX_OUTCOMES:
+        return None
+    node_attrs: Any = view._attrs
+    results = keep[0]
+    # The node's attributes (and so the node) are kept only for propagation on hits.
+    entry = (results, keep[1], node_attrs if kind[3] is not None and scope.run.options.data_prop else None,
+             all(t is None or t is UNSET or _named(t) for t in results))
+    outcomes[key] = entry
+    if not attrs:
+        return entry
+    read = set() if node_attrs is None else node_attrs.read
+    if read is None:
+        return entry
+    if items is None:
+        items = attribute_items(attrs)
+        if items is None:
+            return entry
+    known = tuple(sorted(read))
+    if variants is None:
+        variants = by_shape[shape_key] = []
+    for have, table in variants:
+        if have == known:
+            break
+    else:
+        if len(variants) >= MAX_VARIANTS:
+            return entry
+        table = {}
+        variants.append((known, table))
+    table[tuple([items.get(name) for name in known])] = entry
+    return entry
+
+
+def _named(t) -> bool:
+    """A tensor type with every dim known or named: `Scope.update_type` gives it no fresh name."""
+    return type(t) is TensorType and (t.shape is None or None not in t.shape)
+
+
+class _RecordingView(NodeView):
+    """A node whose attributes, once read, are a `RecordingAttrs`."""
+
+    __slots__ = ()
+
+    @property
+    def attrs(self) -> dict:
+        attrs = self._attrs
+        if attrs is None:
+            attrs = self._attrs = RecordingAttrs(_NODE_ATTRS(self))
+        return attrs
+
+
+_NODE_ATTRS: Any = NodeView.attrs.fget  # type: ignore[attr-defined]
+
+
+class _Loader:
+    """Makes node ``k`` (for an attribute its outcome's node did not share)."""
+
+    __slots__ = ("nodes", "k", "view")
+
+    def __init__(self, nodes, k: int):
+        self.nodes = nodes
+        self.k = k
+        self.view: NodeView | None = None
+
+    def __call__(self) -> NodeView:
+        view = self.view
+        if view is None:
+            view = self.view = NodeView(self.nodes[self.k], self.k)
+        return view
+
+
+def nodes_with_graphs(graph, nodes):
+    """The nodes of ``graph`` whose attributes may hold a graph, in order, or None (all of them).
+
+    A node the node pattern reads whose attributes `fastnodes.attribute_kinds` reads (or
+    that has none) holds no graph and, its attributes being well formed, would be read
+    without error: it is skipped.  Every other node is made, as before.
+    """
+    if len(nodes) < FAST_FROM:
+        return None
+    span = exact_span(graph)
+    spans = item_spans(graph, "node") if span is not None else None
+    if spans is None:
+        return None
+    from ..checker.fastnodes import attribute_kinds, node_pattern  # noqa: PLC0415
+
+    src = span[0]
+    matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+    picked = []
+    for k, m in enumerate(matches):
+        if m is not None:
+            attrs = m.group(5)
+            if not attrs or attribute_kinds(attrs) is not None:
+                continue
+        picked.append(k)
+    return (nodes[k] for k in picked)
+
+
+def _kind(scope, op: bytes, dom: bytes):
+    """``(op_type, domain, version, propagation function)`` of a cacheable operator, else None."""
+    try:
+        op_type = op[2:].decode()
+        domain = dom[2:].decode() if dom else ""
+    except UnicodeDecodeError:
+        return None
+    version = scope.opsets.get(domain)
+    if version is None or op_type == "Constant":
+        return None  # (no import, or "" through "ai.onnx": the full path looks it up its way)
+    schema, fn, prop = scope.run.op_rules(domain, op_type, version)
+    if schema is None or fn is None or not schema.has_type_and_shape_inference_function:
+        return None
+    return op_type, domain, version, prop
+
+
+def _propagation_context():
+    from .engine import _propagation_context as get  # noqa: PLC0415
+    return get()

@@ -1,0 +1,468 @@
+"""The node pass from spans with cached outcomes (`irmodel.inference.nodepass`) gives the
+full path's answers: the same bytes from `infer_shapes` (every type, every ``unk__N``
+name in its order, the propagated values seen by later nodes), the same errors (strict
+mode's list with node index and name, ``check_type``'s hard errors).
+
+Each model is inferred twice, with the pass on for every graph (`FAST_FROM` lowered to
+0) and off (the full path for every node), and the results compared.  The models: the
+reference's node-test corpus with each graph's nodes repeated (the copy's nodes see the
+same input types, so they hit the cache and must replay its fresh names), generated
+models (`irmodel.fuzz.generate`), and hand-made ones where a later node of a cached kind
+must miss or must propagate: other input types, an initializer with data, a Reshape to
+an initializer shape, Constants, shape arithmetic, attributes that differ where the rule
+looks and where it does not, sub-graphs, declared types that conflict on a hit.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import irmodel
+from irmodel import helper
+from irmodel.inference import InferenceError, engine, infer_shapes, nodepass
+
+onnx = pytest.importorskip("onnx")
+
+FLOAT, INT64 = 1, 7
+_PROCESS_NODE = engine.Scope.process_node  # the engine's own (the tests wrap it to count calls)
+MODES = [dict(data_prop=True), dict(data_prop=True, strict_mode=True, check_type=True), dict()]
+
+
+def _outcome(data: bytes, **kw):
+    try:
+        return irmodel.dumps(infer_shapes(irmodel.loads(data), **kw))
+    except InferenceError as exc:
+        return ("error", [(p.code, p.path, p.node_name, p.op_type, p.message) for p in exc.problems])
+
+
+def both(data: bytes, monkeypatch, **kw):
+    """``(fast, full, nodes the full path inferred with the pass on, with it off)``."""
+    calls = [0]
+
+    def counted(self, node, keep=None):
+        calls[0] += 1
+        return _PROCESS_NODE(self, node, keep)
+
+    monkeypatch.setattr(engine.Scope, "process_node", counted)
+    monkeypatch.setattr(nodepass, "FAST_FROM", 0)
+    fast = _outcome(data, **kw)
+    fast_calls = calls[0]
+    calls[0] = 0
+    monkeypatch.setattr(nodepass, "FAST_FROM", 1 << 62)
+    full = _outcome(data, **kw)
+    return fast, full, fast_calls, calls[0]
+
+
+def assert_same(data: bytes, monkeypatch, expect_hits: bool = True, **kw):
+    for mode in [kw] if kw else MODES:
+        fast, full, fast_calls, full_calls = both(data, monkeypatch, **mode)
+        assert fast == full, mode
+        if expect_hits:
+            assert fast_calls < full_calls, "the pass took no node from the cache"
+    return fast
+
+
+# -- model building -------------------------------------------------------------------------
+
+def _vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _model(nodes, inputs, outputs=(), inits=(), value_info=(), opset=18):
+    g = helper.make_graph(nodes, "g", inputs, list(outputs), list(inits), value_info=list(value_info))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    return irmodel.dumps(m)
+
+
+def _ints(name, values, dims=None):
+    return helper.make_tensor(name, INT64, [len(values)] if dims is None else dims, values)
+
+
+def _floats(name, dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return helper.make_tensor(name, FLOAT, dims, [0.5] * n)
+
+
+# -- the reference corpus, each graph's nodes twice ---------------------------------------------
+
+def _doubled(data: bytes) -> bytes:
+    m = onnx.load_from_string(data)
+    g = m.graph
+    del g.value_info[:]
+    for o in g.output:
+        o.ClearField("type")
+    produced = {o for n in g.node for o in n.output if o}
+    copies = []
+    for n in g.node:
+        c = onnx.NodeProto()
+        c.CopyFrom(n)
+        c.name = n.name + "_again" if n.name else ""
+        for i, name in enumerate(c.input):
+            if name in produced:
+                c.input[i] = name + "__again"
+        for i, name in enumerate(c.output):
+            if name:
+                c.output[i] = name + "__again"
+        copies.append(c)
+    g.node.extend(copies)
+    return m.SerializeToString()
+
+
+@pytest.fixture(scope="module")
+def doubled_corpus(node_corpus) -> list:
+    return [(name, _doubled(data)) for name, data in node_corpus]
+
+
+@pytest.mark.parametrize("mode,stride", [(0, 1), (1, 3)])
+def test_corpus_doubled(doubled_corpus, monkeypatch, mode, stride):
+    """Every model with ``data_prop``; every third one strict with ``check_type`` (time)."""
+    kw = MODES[mode]
+    differ = []
+    fast_total = full_total = 0
+    for name, data in doubled_corpus[::stride]:
+        fast, full, fast_calls, full_calls = both(data, monkeypatch, **kw)
+        fast_total += fast_calls
+        full_total += full_calls
+        if fast != full:
+            differ.append((name, fast if isinstance(fast, tuple) else len(fast),
+                           full if isinstance(full, tuple) else len(full)))
+    assert not differ, differ[:20]
+    # The repeated halves were taken from the cache (not every node: data, sub-graphs, ...).
+    assert fast_total < full_total * 0.75
+
+
+def test_generated_models(monkeypatch):
+    from irmodel.fuzz.generate import random_model
+
+    for seed in range(60):
+        data = irmodel.dumps(random_model(seed, max_nodes=30))
+        for kw in MODES:
+            fast, full, _, _ = both(data, monkeypatch, **kw)
+            assert fast == full, (seed, kw)
+
+
+# -- hand-made models: where a later node must miss, propagate or fail ---------------------------
+
+def test_other_input_types_miss(monkeypatch):
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["a"], ["b"]),
+             helper.make_node("Relu", ["y"], ["c"]), helper.make_node("Relu", ["c"], ["d"]),
+             helper.make_node("Relu", ["z"], ["e"]), helper.make_node("Relu", ["e"], ["f"])]
+    data = _model(nodes, [_vi("x", FLOAT, ["N", 3]), _vi("y", FLOAT, [2, 3]), _vi("z", INT64, None)])
+    out = assert_same(data, monkeypatch)
+    m = irmodel.loads(out)
+    assert [vi.name for vi in m.graph.value_info] == ["a", "b", "c", "d", "e", "f"]
+    shapes = {vi.name: [d.dim_value or d.dim_param for d in vi.type.tensor_type.shape.dim]
+              for vi in m.graph.value_info}
+    assert shapes["b"] == ["N", 3] and shapes["d"] == [2, 3]
+    assert m.graph.value_info[5].type.tensor_type.elem_type == INT64
+
+
+def test_fresh_names_replayed_in_order(monkeypatch):
+    # NonZero's output has an unknown dim: each hit must name it afresh, in node order.
+    nodes = []
+    for i in range(6):
+        nodes.append(helper.make_node("NonZero", ["x"], [f"nz{i}"]))
+        nodes.append(helper.make_node("Transpose", [f"nz{i}"], [f"t{i}"]))
+    data = _model(nodes, [_vi("x", FLOAT, [2, 3])], value_info=[_vi("nz3", INT64, [2, "unk__4"])])
+    out = assert_same(data, monkeypatch)
+    text = irmodel.dumps(irmodel.loads(out))
+    assert b"unk__4" in text and b"unk__6" in text
+
+
+def test_initializer_with_data_and_reshape_to_initializer(monkeypatch):
+    inits = [_ints("s1", [6]), _ints("s2", [3, 2]), _ints("s3", [-1, 3]), _floats("w", [2, 3])]
+    nodes = [helper.make_node("Reshape", ["x", "s1"], ["r1"]),
+             helper.make_node("Reshape", ["x", "s2"], ["r2"]),
+             helper.make_node("Reshape", ["x", "s3"], ["r3"]),
+             helper.make_node("Reshape", ["x", "s2"], ["r4"]),
+             helper.make_node("Add", ["x", "w"], ["a1"]),
+             helper.make_node("Add", ["x", "w"], ["a2"]),
+             helper.make_node("Add", ["s1", "s1"], ["a3"]),
+             helper.make_node("Add", ["s2", "s2"], ["a4"]),
+             helper.make_node("Reshape", ["x", "a4"], ["r5"])]
+    out = assert_same(_model(nodes, [_vi("x", FLOAT, [2, 3])], inits=inits), monkeypatch)
+    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]
+              for vi in irmodel.loads(out).graph.value_info}
+    assert shapes["r1"] == [6] and shapes["r2"] == [3, 2] and shapes["r3"] == [2, 3] and shapes["r4"] == [3, 2]
+
+
+def test_constants_and_shape_arithmetic(monkeypatch):
+    nodes = []
+    for i, dims in enumerate(([2, 3], [3, 2], [6, 1], [1, 6])):
+        nodes += [helper.make_node("Constant", [], [f"c{i}"], value=_ints(f"v{i}", dims)),
+                  helper.make_node("Reshape", ["x", f"c{i}"], [f"r{i}"]),
+                  helper.make_node("Shape", [f"r{i}"], [f"s{i}"]),
+                  helper.make_node("Gather", [f"s{i}", "zero"], [f"g{i}"], axis=0),
+                  helper.make_node("Unsqueeze", [f"g{i}", "axes"], [f"u{i}"]),
+                  helper.make_node("Concat", [f"u{i}", "minus1"], [f"cat{i}"], axis=0),
+                  helper.make_node("Reshape", ["y", f"cat{i}"], [f"out{i}"]),
+                  helper.make_node("Cast", [f"cat{i}"], [f"cast{i}"], to=FLOAT),
+                  helper.make_node("Add", [f"cat{i}", f"cat{i}"], [f"sum{i}"]),
+                  helper.make_node("Size", ["x"], [f"size{i}"])]
+    inits = [helper.make_tensor("zero", INT64, [], [0]), _ints("axes", [0]), _ints("minus1", [-1])]
+    data = _model(nodes, [_vi("x", FLOAT, [2, 3]), _vi("y", FLOAT, ["N", 6])], inits=inits)
+    assert_same(data, monkeypatch)
+    out = assert_same(data, monkeypatch, data_prop=True)
+    shapes = {vi.name: [d.dim_value or d.dim_param for d in vi.type.tensor_type.shape.dim]
+              for vi in irmodel.loads(out).graph.value_info}
+    # Each Reshape reads the first dim its Constant's shape gave, propagated on hits too.
+    assert [shapes[f"out{i}"][0] for i in range(4)] == [2, 3, 6, 1]
+
+
+def test_one_dimensional_values_are_propagated_on_hits(monkeypatch):
+    # A 1-D tensor of known length gets unknown values; a hit must still propagate them.
+    nodes = []
+    for i in range(5):
+        nodes += [helper.make_node("Add", ["v", "v"], [f"a{i}"]),
+                  helper.make_node("Mul", [f"a{i}", "v"], [f"m{i}"]),
+                  helper.make_node("Reshape", ["x", f"m{i}"], [f"r{i}"])]
+    assert_same(_model(nodes, [_vi("v", INT64, [2]), _vi("x", FLOAT, [2, 3])]), monkeypatch)
+
+
+def test_attributes_differing_where_the_rule_looks_or_not(monkeypatch):
+    nodes = []
+    for i, (alpha, trans) in enumerate([(0.5, 1), (0.25, 1), (0.5, 0), (0.125, 0), (2.0, 1)]):
+        nodes.append(helper.make_node("Gemm", ["a", "b"], [f"g{i}"], alpha=alpha, transB=trans))
+    for i, axis in enumerate([0, 1, 0, -1]):
+        nodes.append(helper.make_node("Concat", ["a", "a"], [f"c{i}"], axis=axis))
+        nodes.append(helper.make_node("Softmax", ["a"], [f"s{i}"], axis=axis))
+    data = _model(nodes, [_vi("a", FLOAT, [3, 3]), _vi("b", FLOAT, [3, 3])])
+    out = assert_same(data, monkeypatch)
+    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]
+              for vi in irmodel.loads(out).graph.value_info}
+    assert shapes["c0"] == [6, 3] and shapes["c1"] == [3, 6] and shapes["c3"] == [3, 6]
+
+
+def test_doc_strings_names_and_unusual_nodes(monkeypatch):
+    long_name = "v" * 200
+    nodes = [helper.make_node("Relu", ["x"], ["a"], doc_string="first"),
+             helper.make_node("Relu", ["x"], ["b"], doc_string="second", name="n"),
+             helper.make_node("Relu", ["x"], [long_name]),
+             helper.make_node("Relu", [long_name], ["c"]),
+             helper.make_node("Unknown", ["x"], ["u"], domain="custom"),
+             helper.make_node("Relu", ["u"], ["d"]),
+             helper.make_node("Relu", ["x"], ["e"])]
+    m = helper.make_model(helper.make_graph(nodes, "g", [_vi("x", FLOAT, [2])], []),
+                          opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("custom", 1)])
+    assert_same(irmodel.dumps(m), monkeypatch)
+
+
+def test_errors_on_hits_have_their_node(monkeypatch):
+    # The second Add's declared output conflicts with the cached outcome (a merge error on a
+    # hit); the last Add fails its own rule.  Strict mode lists both, with index and name.
+    nodes = [helper.make_node("Add", ["x", "x"], ["a"], name="first"),
+             helper.make_node("Add", ["x", "x"], ["b"], name="second"),
+             helper.make_node("Add", ["x", "x"], ["c"], name="third"),
+             helper.make_node("Add", ["x", "y"], ["d"], name="bad")]
+    data = _model(nodes, [_vi("x", FLOAT, [2, 3]), _vi("y", FLOAT, [4, 5])],
+                  value_info=[_vi("b", FLOAT, [2, 4])])
+    out = assert_same(data, monkeypatch, data_prop=True, strict_mode=True)
+    assert out[0] == "error"
+    assert [p[1:3] for p in out[1]] == [("graph.node[1]", "second"), ("graph.node[3]", "bad")]
+    assert_same(data, monkeypatch, data_prop=True)
+
+
+def test_check_type(monkeypatch):
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["x"], ["b"]),
+             helper.make_node("Relu", ["i"], ["c"])]
+    data = _model(nodes, [_vi("x", FLOAT, [2]), _vi("i", 6, [2])])  # Relu(int32): allowed since 14
+    assert_same(data, monkeypatch, check_type=True, strict_mode=True)
+    data = _model(nodes, [_vi("x", FLOAT, [2]), _vi("i", 9, [2])])  # Relu(bool): a hard error
+    out = assert_same(data, monkeypatch, check_type=True)
+    assert out[0] == "error"
+
+
+def test_sub_graphs(monkeypatch):
+    def branch(name, value):
+        return helper.make_graph([helper.make_node("Relu", ["x"], [f"{name}_r"]),
+                                  helper.make_node("Add", [f"{name}_r", value], [f"{name}_out"])],
+                                 name, [], [helper.make_tensor_value_info(f"{name}_out", FLOAT, None)])
+    nodes = []
+    for i in range(4):
+        nodes.append(helper.make_node("If", ["cond"], [f"if{i}"], then_branch=branch(f"t{i}", "x"),
+                                      else_branch=branch(f"e{i}", "y" if i % 2 else "x")))
+        nodes.append(helper.make_node("Relu", [f"if{i}"], [f"r{i}"]))
+    data = _model(nodes, [_vi("cond", 9, []), _vi("x", FLOAT, [2, 3]), _vi("y", FLOAT, [1, 3])])
+    assert_same(data, monkeypatch)
+
+
+def test_function_bodies_and_local_functions(monkeypatch):
+    fn = helper.make_function("local", "Double", ["i"], ["o"], [helper.make_node("Add", ["i", "i"], ["o"])],
+                              [helper.make_opsetid("", 18)])
+    nodes = []
+    for i in range(3):
+        nodes += [helper.make_node("Double", ["x"], [f"d{i}"], domain="local"),
+                  helper.make_node("Relu", [f"d{i}"], [f"r{i}"]),
+                  helper.make_node("MeanVarianceNormalization", ["x"], [f"m{i}"])]  # a schema body
+    g = helper.make_graph(nodes, "g", [_vi("x", FLOAT, [2, 3, 4, 5])], [])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)],
+                          functions=[fn])
+    assert_same(irmodel.dumps(m), monkeypatch)
+
+
+def test_large_graph_takes_the_pass_by_default(monkeypatch):
+    nodes = [helper.make_node("Relu", ["x" if i == 0 else f"t{i - 1}"], [f"t{i}"]) for i in range(200)]
+    data = _model(nodes, [_vi("x", FLOAT, ["N", 4])])
+    calls = [0]
+
+    def counted(self, node, keep=None):
+        calls[0] += 1
+        return _PROCESS_NODE(self, node, keep)
+
+    monkeypatch.setattr(engine.Scope, "process_node", counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = infer_shapes(irmodel.loads(data), data_prop=True)
+    assert len(out.graph.value_info) == 200 and calls[0] < 5
+    monkeypatch.undo()
+    assert_same(data, monkeypatch)
+
+
+def test_attribute_items():
+    node = helper.make_node("Gemm", ["a", "b"], ["c"], alpha=0.5, transB=1)
+    raw = irmodel.dumps(node)
+    m = nodepass_pattern().fullmatch(raw)
+    items = nodepass.attribute_items(m.group(5))
+    assert set(items) == {"alpha", "transB"}
+    assert nodepass.attribute_items(b"\x2a\x02\x0a\x80") is None  # a name's length past the end
+
+
+def nodepass_pattern():
+    from irmodel.checker.fastnodes import node_pattern
+    return node_pattern()
+
+
+# -- the write-back splice (`splice`): the bytes appending gives ---------------------------------
+
+def _spliced_and_appended(data: bytes, monkeypatch, **kw):
+    from irmodel.inference import splice
+    calls = [0]
+    real = splice.splice_value_infos
+
+    def counted(model, fields):
+        done = real(model, fields)
+        calls[0] += done
+        return done
+
+    monkeypatch.setattr("irmodel.inference.api.splice_value_infos", counted)
+    monkeypatch.setattr(splice, "SPLICE_RATIO", 1 << 40)  # whatever the entries' share
+    spliced = _outcome(data, **kw)
+    monkeypatch.setattr(splice, "MAX_SPLICE_BYTES", -1)
+    appended = _outcome(data, **kw)
+    monkeypatch.setattr(splice, "MAX_SPLICE_BYTES", 64 << 20)
+    return spliced, appended, calls[0]
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    from irmodel.inference.types import _field as field
+    return field(number, payload)
+
+
+def _graph_model(graph_fields: list) -> bytes:
+    """A model (opset 18) whose graph is exactly these ``(number, bytes)`` fields, in this order."""
+    graph = b"".join(_field(n, v) for n, v in graph_fields)
+    opset = _field(8, b"\x10\x12")  # opset_import {version: 18}
+    return b"\x08\x08" + _field(7, graph) + opset  # ir_version 8
+
+
+def _parts():
+    relu = irmodel.dumps(helper.make_node("Relu", ["x"], ["a"]))
+    neg = irmodel.dumps(helper.make_node("Neg", ["a"], ["b"]))
+    x = irmodel.dumps(_vi("x", FLOAT, ["N", 3]))
+    declared = irmodel.dumps(_vi("a", FLOAT, None))
+    out = irmodel.dumps(helper.make_value_info("b", irmodel.TypeProto()))
+    return relu, neg, x, declared, out, irmodel.dumps(helper.make_node("Relu", ["b"], ["c"]))
+
+
+@pytest.mark.parametrize("layout,spliced", [
+    ("canonical", True), ("value_info", True), ("after", True), ("doc", True),
+    ("unordered", False), ("name_twice", False), ("unknown_field", False), ("padded_length", False)])
+def test_splice_gives_the_appended_bytes(monkeypatch, layout, spliced):
+    relu, neg, x, declared, out, last = _parts()
+    fields = [(1, relu), (1, neg), (1, last), (2, b"g"), (11, x), (12, out)]
+    if layout == "value_info":
+        fields.append((13, declared))
+    elif layout == "after":
+        fields += [(13, declared), (16, irmodel.dumps(irmodel.StringStringEntryProto(key="k", value="v")))]
+    elif layout == "doc":
+        fields.insert(4, (10, b"doc"))
+    elif layout == "unordered":
+        fields = [(11, x)] + fields[:4] + fields[5:]
+    elif layout == "name_twice":
+        fields.insert(4, (2, b"h"))
+    elif layout == "unknown_field":
+        fields.append((20, b"?"))
+    data = _graph_model(fields)
+    if layout == "padded_length":  # the first node's length in two bytes: valid, not the shortest form
+        graph = b"\x0a" + bytes([len(relu) | 0x80, 0]) + relu + b"".join(_field(n, v) for n, v in fields[1:])
+        data = b"\x08\x08" + _field(7, graph) + _field(8, b"\x10\x12")
+    for kw in ({}, dict(data_prop=True)):
+        a, b, calls = _spliced_and_appended(data, monkeypatch, **kw)
+        assert a == b
+        assert calls == (1 if spliced else 0), layout
+
+
+def test_splice_with_sub_graph_entries(monkeypatch):
+    branch = helper.make_graph([helper.make_node("Relu", ["x"], ["inner"]),
+                                helper.make_node("Neg", ["inner"], ["branch_out"])],
+                               "b", [], [helper.make_tensor_value_info("branch_out", FLOAT, None)])
+    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch),
+             helper.make_node("Relu", ["y"], ["z"])]
+    data = _model(nodes, [_vi("c", 9, []), _vi("x", FLOAT, [2])])
+    a, b, calls = _spliced_and_appended(data, monkeypatch)
+    assert a == b and calls == 0  # the sub-graphs gained entries: the model's graph is appended to
+    data = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", FLOAT, [2])],
+                  outputs=[_vi("y", FLOAT, None)])
+    a, b, calls = _spliced_and_appended(data, monkeypatch)
+    assert a == b and calls == 0  # nothing new: nothing spliced, the output's type merged
+
+
+def test_splice_only_where_the_entries_are_a_large_share():
+    from irmodel.inference import splice
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    small = irmodel.loads(_model(nodes, [_vi("x", FLOAT, [2])]))
+    big = irmodel.loads(_model(nodes, [_vi("x", FLOAT, [2])], inits=[_floats("w", [64, 64])]))
+    entry = irmodel.dumps(_vi("y", FLOAT, [2]))
+    fields = b"\x6a" + bytes([len(entry)]) + entry
+    assert splice.splice_value_infos(small, fields)
+    assert not splice.splice_value_infos(big, fields)
+    assert [vi.name for vi in small.graph.value_info] == ["y"] and not big.graph.value_info
+
+
+def test_splice_on_the_corpus(node_corpus, monkeypatch):
+    spliced = 0
+    for name, data in node_corpus[::4]:
+        a, b, calls = _spliced_and_appended(data, monkeypatch, data_prop=True)
+        assert a == b, name
+        spliced += calls
+    assert spliced > 100
+
+
+def test_value_info_fields_match_one_entry_each():
+    from irmodel.inference.types import TensorType, SequenceType, UNSET, value_info_bytes, value_info_fields
+    from irmodel.inference.types import _field as field
+    long_type = TensorType(1, tuple(f"dim_{i}" for i in range(40)))
+    shared = TensorType(7, (2, "N"))
+    entries = [("a", shared), ("b", shared), ("n" * 130, shared), ("é", long_type), ("\udcff", UNSET),
+               (b"raw", SequenceType(shared)), ("c", long_type), ("d" * 127, TensorType(1, None))]
+    assert value_info_fields(entries) == b"".join(field(13, value_info_bytes(n, t)) for n, t in entries)
+
+
+def test_sub_graph_names_collected_from_the_bytes(monkeypatch):
+    # A fresh name is made after sub-graphs whose declared dims use unk__0 and unk__1:
+    # the collection (nodes with graphs only, `nodes_with_graphs`) must still see them.
+    def branch(name, dim):
+        return helper.make_graph([helper.make_node("Relu", ["x"], [f"{name}_out"])], name, [],
+                                 [helper.make_tensor_value_info(f"{name}_out", FLOAT, [dim])])
+    nodes = [helper.make_node("Constant", [], ["k"], value=_ints("kv", [1, 2])),
+             helper.make_node("If", ["c"], ["y"], then_branch=branch("t", "unk__0"), else_branch=branch("e", "unk__1")),
+             helper.make_node("NonZero", ["x"], ["nz"]), helper.make_node("Relu", ["nz"], ["r"])]
+    data = _model(nodes, [_vi("c", 9, []), _vi("x", FLOAT, [None])])
+    out = assert_same(data, monkeypatch, expect_hits=False, data_prop=True)
+    fresh = {d.dim_param for vi in irmodel.loads(out).graph.value_info if vi.name in ("nz", "r")
+             for d in vi.type.tensor_type.shape.dim}
+    assert fresh and not fresh & {"unk__0", "unk__1"}
