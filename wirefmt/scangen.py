@@ -92,6 +92,12 @@ _LEN = '''\
                     if n < 128:
                         q = pos + @L1
                         e = q + n
+                    elif pos + @L1 < end and src[pos + @L1] < 128:  # two bytes: as read_short_varint
+                        n = (n & 127) | (src[pos + @L1] << 7)
+                        q = pos + @L2
+                        e = q + n
+                        if e > end:
+                            overrun(m, src, start, end)
                     else:
                         n, q = read_short_varint(src, pos + @L, end, "length")
                         e = q + n
@@ -227,7 +233,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
 
 def _specialise(body: str, tag_len: int) -> str:
     """Fill in the offsets of a branch body for a tag of ``tag_len`` bytes."""
-    return (body.replace("@L1", str(tag_len + 1)).replace("@L4", str(tag_len + 4))
+    return (body.replace("@L1", str(tag_len + 1)).replace("@L2", str(tag_len + 2)).replace("@L4", str(tag_len + 4))
             .replace("@L", str(tag_len)))
 
 
