@@ -16,6 +16,17 @@ from wirefmt import DecodeError, use_generated_scanners
 from wirefmt.containers import RepeatedScalars
 
 
+@pytest.fixture(autouse=True)
+def _empty_memo():
+    """Each test starts with an empty memo (another may have filled it to its bound)."""
+    use_generated_scanners(True)
+    list(irmodel.NodeProto.FromString(b"\x2a\x00").attribute)  # the scanner is generated now
+    _memo().clear()
+    yield
+    if _memo() is not None:  # None: the test left the first-call stub in place
+        _memo().clear()
+
+
 def _model_bytes(n_nodes: int = 80) -> bytes:
     nodes = []
     for i in range(n_nodes):
@@ -23,7 +34,8 @@ def _model_bytes(n_nodes: int = 80) -> bytes:
             "Softmax", [f"t{i}"], [f"t{i + 1}"], name=f"n{i}",
             axis=-1 if i % 2 else 3,  # two attribute byte strings, each repeated
             **({"alpha": 0.5} if i % 3 == 0 else {}),
-            **({"kernel_shape": [3, 3], "mode": "same"} if i % 5 == 0 else {})))
+            **({"kernel_shape": [3, 3], "mode": "same"} if i % 5 == 0 else {}),
+            **({"perm": [1, 0], "scales": [0.5, 2.0]} if i % 7 == 0 else {})))
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("t0", onnx.TensorProto.FLOAT, [1])],
                               [helper.make_tensor_value_info(f"t{n_nodes}", onnx.TensorProto.FLOAT, [1])])
     return helper.make_model(graph).SerializeToString()
@@ -111,3 +123,15 @@ def test_memo_is_bounded():
                         (helper.make_attribute("k", i + j).SerializeToString() for j in range(50)))
         list(irmodel.NodeProto.FromString(data).attribute)
     assert len(_memo()) <= scangen.MEMO_ENTRIES
+
+
+
+def test_lists_are_not_kept_and_each_copy_has_its_own():
+    data = _model_bytes()
+    m = irmodel.ModelProto.FromString(data)
+    perms = [a for n in m.graph.node for a in n.attribute if a.name == "perm"]
+    assert len(perms) > 3
+    assert not any("ints" in v for v in _memo().values())
+    perms[1].ints.append(5)
+    assert [list(a.ints) for a in perms] == [[1, 0], [1, 0, 5]] + [[1, 0]] * (len(perms) - 2)
+    assert perms[1]._start == -1 and perms[2]._start >= 0
