@@ -132,3 +132,59 @@ def test_read_short_varint_reads_5_bytes_at_most(value, width, tail):
         with pytest.raises(DecodeError, match="longer than 5 bytes") as info:
             read_short_varint(buf, 0, len(buf), "tag")
         assert info.value.offset == 0 and "tag varint" in info.value.reason
+
+
+def _short_varint_by_loop(buf, pos, end):
+    """The byte-by-byte reading `read_short_varint` answers with (its two-byte fast path must agree)."""
+    start, result, shift = pos, 0, 0
+    while True:
+        if pos >= end:
+            raise DecodeError("truncated varint", start)
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift == 35:
+            raise DecodeError("varint longer than 5 bytes", start)
+
+
+@pytest.mark.parametrize("first", [0x00, 0x01, 0x7F, 0x80, 0x81, 0xFF])
+@pytest.mark.parametrize("second", [0x00, 0x01, 0x7F, 0x80, 0xFF])
+def test_read_short_varint_two_byte_path_agrees_with_the_loop_at_every_end(first, second):
+    from wirefmt.varint import read_short_varint
+
+    buf = bytes([0xAA, first, second, 0x05, 0x01])
+    for end in range(1, len(buf) + 1):
+        try:
+            expected = _short_varint_by_loop(buf, 1, end)
+        except DecodeError as exc:
+            with pytest.raises(DecodeError) as info:
+                read_short_varint(buf, 1, end)
+            assert (info.value.reason, info.value.offset) == (exc.reason, exc.offset)
+        else:
+            assert read_short_varint(buf, 1, end) == expected
+
+
+@pytest.mark.parametrize("cut", range(0, 6))
+def test_two_byte_length_read_inline_decodes_as_the_generic_scan(cut):
+    """A 200-byte producer_name (two-byte length) in a message cut short at every point
+    around the length: the generated scan (which reads two-byte lengths inline) and the
+    generic one give the same value or the same error."""
+    import irmodel
+    from wirefmt import use_generated_scanners
+
+    name = b"n" * 200
+    good = b"\x12\xc8\x01" + name  # field 2 (producer_name), length 200
+    for data in (good, good[:cut + 1], b"\x3a" + bytes([len(good[:cut + 1])]) + good[:cut + 1]):
+        results = []
+        for generated in (True, False):
+            use_generated_scanners(generated)
+            try:
+                m = irmodel.ModelProto.FromString(data)
+                results.append(("ok", m.producer_name, m.graph.name if m.HasField("graph") else None))
+            except DecodeError as exc:
+                results.append(("error", exc.reason, exc.offset))
+        use_generated_scanners(True)
+        assert results[0] == results[1], (data.hex(), results)

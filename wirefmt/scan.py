@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .message import Message
 
 from . import containers as _containers
-from .containers import HELD, RepeatedMessages, new_repeated
+from .containers import HELD, RepeatedMessages, RepeatedScalars, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .reader import convert_varint, float32_nan, iter_fields, read_field, read_length, unpack_fixed, unpack_varints
@@ -331,11 +331,34 @@ def _too_deep(m, start: int):
     raise _with_path(m, DecodeError(f"nesting deeper than {MAX_DEPTH}", start))
 
 
+#: The private keys a generated ``make_child`` sets before it scans (`scangen._HEADER_CHILD`).
+_CHILD_KEYS = frozenset({"_buf", "_start", "_end", "_parent", "_key", "_idx", "_depth"})
+_PLAIN_VALUES = (str, int, float)
+
+
+def _memo_store(memo: dict, key: bytes, d: dict) -> None:
+    """Keep the fields a scan decoded into ``d`` under the bytes ``key`` (`scangen._MEMO_TYPES`),
+    if they are all immutable (str, int, float) and the scan left nothing else: a bool is
+    not kept (``type(v)`` is exact), nor a container, a span waiting in ``_lazy``, unknown
+    fields or bytes (a memoryview into this buffer)."""
+    out = {}
+    for k, v in d.items():
+        if k[0] == "_":
+            if k not in _CHILD_KEYS:
+                return
+        elif type(v) in _PLAIN_VALUES:
+            out[k] = v
+        else:
+            return
+    memo[key] = out
+
+
 _SCANNER_HELPERS = {
+    "memo_store": _memo_store,
     "new": _new, "HELD": HELD, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
     "read_varint": read_varint, "read_short_varint": read_short_varint, "to_int32": to_int32, "float32_nan": float32_nan,
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,
-    "new_repeated": new_repeated, "RM": RepeatedMessages, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
+    "new_repeated": new_repeated, "RS": RepeatedScalars, "RM": RepeatedMessages, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
     "drop_replaced_member": _drop_replaced_member,
 }
 

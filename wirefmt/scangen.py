@@ -55,6 +55,36 @@ def make_child(cls, parent, start, end, key, idx=HELD):
     lazy = None
 '''
 
+# Types whose items repeat byte for byte across a graph (a node's ``axis: -1``, ``alpha``):
+# `make_child` keeps what a successful scan of a short span decoded, keyed by those bytes,
+# and a later item with the same bytes copies it instead of scanning.  Only when every
+# decoded value is an immutable str, int or float and the scan left nothing else behind
+# (no containers, spans, unknown fields: `scan.memo_store` decides); the key is the whole
+# span, so the values are what a scan of those bytes gives, wherever they are.  A scan
+# that fails stores nothing, so malformed bytes always take the scan and its error.
+_MEMO_TYPES = frozenset({"AttributeProto"})
+#: Spans longer than this are not kept (the key is a copy of the bytes).
+MEMO_SPAN = 64
+#: Entries per type; past it nothing more is kept (a bound on memory, not an eviction policy).
+MEMO_ENTRIES = 4096
+
+_MEMO_LOOKUP = '''\
+    key = None
+    if end - start <= MEMO_SPAN:
+        key = src[start:end]
+        if type(key) is not bytes:
+            key = bytes(key)
+        hit = MEMO.get(key)
+        if hit is not None:
+            d.update(hit)
+            return m
+'''
+
+_MEMO_STORE = '''\
+    if key is not None and len(MEMO) < MEMO_ENTRIES:
+        memo_store(MEMO, key, d)
+'''
+
 _HEADER_SCAN = '''\
 def scan(msg, src, mv, pos, end):
     m = msg
@@ -92,6 +122,12 @@ _LEN = '''\
                     if n < 128:
                         q = pos + @L1
                         e = q + n
+                    elif pos + @L1 < end and src[pos + @L1] < 128:  # two bytes: as read_short_varint
+                        n = (n & 127) | (src[pos + @L1] << 7)
+                        q = pos + @L2
+                        e = q + n
+                        if e > end:
+                            overrun(m, src, start, end)
                     else:
                         n, q = read_short_varint(src, pos + @L, end, "length")
                         e = q + n
@@ -133,7 +169,10 @@ def _new_list(f, check: str, locals_: set) -> str:
             f"                                pos = slow(m, src, mv, pos, end)\n"
             f"                                lazy = d.get(\"_lazy\")\n"
             f"                                continue\n"
-            f"                            {local} = d[{name!r}] = new_repeated((), m, {check})\n")
+            # new_repeated((), m, check) without the call: two per node
+            f"                            {local} = d[{name!r}] = RS()\n"
+            f"                            {local}._owner = m\n"
+            f"                            {local}._check = {check}\n")
 
 
 def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
@@ -227,7 +266,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
 
 def _specialise(body: str, tag_len: int) -> str:
     """Fill in the offsets of a branch body for a tag of ``tag_len`` bytes."""
-    return (body.replace("@L1", str(tag_len + 1)).replace("@L4", str(tag_len + 4))
+    return (body.replace("@L1", str(tag_len + 1)).replace("@L2", str(tag_len + 2)).replace("@L4", str(tag_len + 4))
             .replace("@L", str(tag_len)))
 
 
@@ -356,7 +395,11 @@ def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: 
     ns.update(consts)
     init = "".join(f"    {name} = None\n" for name in sorted(locals_))
     if which == "make_child":
-        source = _HEADER_CHILD + init + _LOOP_HEAD + body + _LOOP_TAIL + "    return m\n"
+        memo = spec.name in _MEMO_TYPES
+        if memo:
+            ns.update(MEMO={}, MEMO_SPAN=MEMO_SPAN, MEMO_ENTRIES=MEMO_ENTRIES)
+        source = (_HEADER_CHILD + (_MEMO_LOOKUP if memo else "") + init + _LOOP_HEAD + body + _LOOP_TAIL
+                  + (_MEMO_STORE if memo else "") + "    return m\n")
     else:
         source = _HEADER_SCAN + init + _LOOP_HEAD + body + _LOOP_TAIL
     # The key names the source, so that two versions of a schema or of this generator (two

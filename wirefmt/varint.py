@@ -80,8 +80,17 @@ def read_short_varint(buf: Buffer, pos: int, end: int, what: str = "tag or lengt
     one written in more than 5 bytes, even when the extra bytes are padding (0x80...0x00);
     refusing them too means we accept the same files.  ``what`` names the varint in the
     error.  The value may still exceed 32 bits (5 bytes hold 35): the caller checks it.
-    Callers read one- and two-byte varints inline and come here for the rest.
+    Callers read one-byte varints inline and come here for the rest; two-byte ones (a
+    node or a small tensor of 128 bytes to 16 KiB) are the common case here, answered
+    before the loop, exactly as the loop would answer them.
     """
+    if pos + 1 < end:
+        b = buf[pos]
+        if b < 0x80:
+            return b, pos + 1
+        c = buf[pos + 1]
+        if c < 0x80:
+            return (b & 0x7F) | (c << 7), pos + 2
     result = 0
     shift = 0
     start = pos
