@@ -466,3 +466,122 @@ def test_sub_graph_names_collected_from_the_bytes(monkeypatch):
     fresh = {d.dim_param for vi in irmodel.loads(out).graph.value_info if vi.name in ("nz", "r")
              for d in vi.type.tensor_type.shape.dim}
     assert fresh and not fresh & {"unk__0", "unk__1"}
+
+
+# -- outcomes keyed by the input values (Constants, shape arithmetic) ---------------------------
+
+def _layer(i: int, target: list, const_kind: str = "tensor"):
+    """A decoder-like layer: a Constant shape, Reshape by it, and the shape arithmetic
+    (Shape, Gather, Unsqueeze, Concat) whose propagated value is a later Reshape's and
+    Expand's target."""
+    if const_kind == "tensor":
+        const = helper.make_node("Constant", [], [f"c{i}"], value=_ints("shape", target))
+    else:
+        const = helper.make_node("Constant", [], [f"c{i}"], value_ints=target)
+    return [const,
+            helper.make_node("Reshape", ["x", f"c{i}"], [f"r{i}"]),
+            helper.make_node("Shape", [f"r{i}"], [f"s{i}"]),
+            helper.make_node("Gather", [f"s{i}", "zero"], [f"g{i}"], axis=0),
+            helper.make_node("Unsqueeze", [f"g{i}", "axes"], [f"u{i}"]),
+            helper.make_node("Concat", [f"u{i}", "minus1"], [f"cat{i}"], axis=0),
+            helper.make_node("Reshape", ["y", f"cat{i}"], [f"out{i}"]),
+            helper.make_node("Concat", [f"u{i}", f"u{i}"], [f"two{i}"], axis=0),
+            helper.make_node("Expand", ["z", f"two{i}"], [f"exp{i}"])]
+
+
+def _layers_model(targets: list, const_kind: str = "tensor") -> bytes:
+    nodes = []
+    for i, target in enumerate(targets):
+        nodes += _layer(i, target, const_kind)
+    inits = [helper.make_tensor("zero", INT64, [], [0]), _ints("axes", [0]), _ints("minus1", [-1])]
+    inputs = [_vi("x", FLOAT, [2, 3]), _vi("y", FLOAT, ["N", 6]), _vi("z", FLOAT, [1, 1])]
+    return _model(nodes, inputs, inits=inits)
+
+
+def _reference_shapes(data: bytes) -> dict:
+    """The reference's inferred shapes (with data propagation), by value name."""
+    m = onnx.shape_inference.infer_shapes(onnx.load_from_string(data), data_prop=True)
+    return {vi.name: [d.dim_value if d.HasField("dim_value") else d.dim_param or None
+                      for d in vi.type.tensor_type.shape.dim] for vi in m.graph.value_info}
+
+
+def _our_shapes(data: bytes) -> dict:
+    return {vi.name: [d.dim_value if d.HasField("dim_value") else d.dim_param or None
+                      for d in vi.type.tensor_type.shape.dim] for vi in irmodel.loads(data).graph.value_info}
+
+
+@pytest.mark.parametrize("const_kind", ["tensor", "ints"])
+def test_repeated_layers_with_the_same_constants_hit(monkeypatch, const_kind):
+    data = _layers_model([[3, 2]] * 8, const_kind)
+    fast, full, fast_calls, full_calls = both(data, monkeypatch, data_prop=True)
+    assert fast == full
+    # The first layer takes the full path; the other seven replay its outcomes, values included.
+    assert fast_calls <= full_calls // 4
+    ours, ref = _our_shapes(fast), _reference_shapes(data)
+    for i in range(8):
+        for name in (f"out{i}", f"exp{i}", f"cat{i}", f"r{i}"):
+            assert ours[name] == ref[name] and None not in ref[name], name
+    assert_same(data, monkeypatch)
+
+
+@pytest.mark.parametrize("const_kind", ["tensor", "ints"])
+def test_repeated_layers_with_different_constants(monkeypatch, const_kind):
+    # Same shapes, different values: each value has its own outcome; repeats of one hit it.
+    targets = [[3, 2], [2, 3], [6, 1], [1, 6], [3, 2], [2, 3], [6, 1], [1, 6]]
+    data = _layers_model(targets, const_kind)
+    fast, full, fast_calls, full_calls = both(data, monkeypatch, data_prop=True)
+    assert fast == full and fast_calls < full_calls
+    ours, ref = _our_shapes(fast), _reference_shapes(data)
+    for i, target in enumerate(targets):
+        assert ref[f"r{i}"] == target
+        for name in (f"out{i}", f"exp{i}", f"cat{i}", f"r{i}"):
+            assert ours[name] == ref[name], name
+    assert_same(data, monkeypatch)
+
+
+def test_constants_of_one_shape_with_different_values(monkeypatch):
+    # Each kind of Constant value twice, with a different value of the same type and shape.
+    nodes = []
+    for i, (key, a, b) in enumerate([("value_ints", [1, 2, 3], [4, 5, 6]), ("value_int", 4, 5),
+                                     ("value_float", 0.5, -0.0), ("value_floats", [0.5, 1.0], [0.0, -0.0]),
+                                     ("value", _ints("t", [2, 3]), _ints("t", [3, 2])),
+                                     ("value", helper.make_tensor("f", FLOAT, [2], [0.0, 1.0]),
+                                      helper.make_tensor("f", FLOAT, [2], [-0.0, 1.0]))]):
+        for j, v in enumerate((a, b, a, b)):
+            nodes.append(helper.make_node("Constant", [], [f"k{i}_{j}"], **{key: v}))
+            if key == "value" and i == 4:
+                nodes.append(helper.make_node("Reshape", ["x", f"k{i}_{j}"], [f"r{i}_{j}"]))
+            nodes.append(helper.make_node("Shape", [f"k{i}_{j}"], [f"s{i}_{j}"]))
+            nodes.append(helper.make_node("Add", [f"k{i}_{j}", f"k{i}_{j}"], [f"a{i}_{j}"]))
+    data = _model(nodes, [_vi("x", FLOAT, [2, 3])])
+    fast = assert_same(data, monkeypatch)
+    ours, ref = _our_shapes(fast), _reference_shapes(data)
+    assert ours["r4_0"] == ref["r4_0"] == [2, 3] and ours["r4_1"] == ref["r4_1"] == [3, 2]
+
+
+def test_output_with_a_value_already_takes_the_full_path(monkeypatch):
+    # The same node twice (the second output name repeated): the full path's propagation
+    # fails on the second ("already exists"), a replay must fail the same way.
+    nodes = [helper.make_node("Shape", ["x"], ["s"])]
+    for i in range(3):
+        nodes.append(helper.make_node("Concat", ["s", "s"], ["c"], axis=0))
+        nodes.append(helper.make_node("Concat", ["s", "s"], [f"c{i}"], axis=0))
+    data = _model(nodes, [_vi("x", FLOAT, [2, 3])])
+    assert_same(data, monkeypatch, data_prop=True)
+    strict = assert_same(data, monkeypatch, data_prop=True, strict_mode=True)
+    assert isinstance(strict, tuple) and strict[0] == "error"
+    assert any("already exists" in problem[-1] for problem in strict[1])
+
+
+def test_value_signature():
+    scope = engine.Scope(engine.Run(engine.Options(), None, {}), {"": 18})
+    scope.const_data["c"] = engine.ConstTensor(_ints("c", [1, 2]))
+    scope.const_data["f"] = engine.ConstTensor(_floats("f", [2]))
+    scope.shape_data["s"] = (1, "N", None)
+    scope.shape_data["big"] = (1,) * (nodepass.MAX_SIGNED_VALUES + 1)
+    assert nodepass.value_signature(scope, ["c", "s", "", "x"]) == (
+        ((INT64, (2,), (1, 2)), None), (None, (1, "N", None)), (None, None), (None, None))
+    assert nodepass.value_signature(scope, ["c", "f"]) is None
+    assert nodepass.value_signature(scope, ["big"]) is None
+    scope.const_data["c"] = engine.ConstTensor(_ints("c", [3, 4]))  # a new constant: signed anew
+    assert nodepass.value_signature(scope, ["c"]) == (((INT64, (2,), (3, 4)), None),)

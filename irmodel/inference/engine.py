@@ -35,7 +35,7 @@ from .. import DecodeError
 from .dims import int32
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
-from .nodepass import data_signature, infer_nodes, nodes_with_graphs
+from .nodepass import data_positions, data_signature, infer_nodes, nodes_with_graphs, value_signature
 from .symbols import SymbolTable, materialize
 from .tensordata import FLOAT, ConstTensor, const_from_ints, is_small
 from .types import UNSET, SparseTensorType, TensorType, type_from_proto
@@ -149,6 +149,7 @@ class Scope:
         self.unbound: set[str] = set()
         self.reuse_constants = True
         self.inert_constants: dict = {}  # `nodepass.data_signature`'s: name -> (constant, passed over)
+        self.const_signatures: dict = {}  # `nodepass.value_signature`'s: name -> (constant, its signature)
         self.held_nodes: list = []  # see `_add_node_graph_symbols`; emptied after the node pass
         self.interned: dict = {}  # initializer types: one object per distinct type (`nodepass` keys)
 
@@ -341,16 +342,44 @@ class Scope:
             run.explain.node(self, node, ctx, schema=schema)
         outs = ctx.outputs
         # The outcome is the node kind's when the rule read no input value and no
-        # sub-graph (the context's values are derived on the first such read).
-        if keep is not None and (ctx.symbolic_ is not None or node.op_type == "Constant"):
-            keep = None
+        # sub-graph (the context's values are derived on the first such read); a
+        # Constant, or a rule that read input values, is cached by those values too
+        # (`nodepass.value_signature`: None when they are not small and plain).
+        # So is a node whose propagation has values to read.
+        valued = None
+        if keep is not None and run.options.symbolic:
+            keep = None  # (the node pass does not run in symbolic mode)
+        if keep is not None and (ctx.symbolic_ is not None or node.op_type == "Constant" or (
+                prop is not None and run.options.data_prop and data_signature(self, node.inputs) is None)):
+            if ctx._inferencers is None and not any(ctx.sparse_data_ or ()) and \
+                    not (set(node.inputs) & set(node.outputs)) - {""}:
+                valued = value_signature(self, node.inputs)
+            if valued is None:
+                keep = None
         if keep is not None:
             keep.append(tuple(outs))
         for i, name in enumerate(node.outputs):
             if name:
                 self.update_type(name, outs[i])
         if node.op_type == "Constant":
-            self.process_constant(node)
+            effect = self.process_constant(node)
+            if keep is not None:
+                keep.append(())
+                keep.append((valued, (), effect))
+                return
+        if valued is not None and keep is not None:
+            if prop is not None and run.options.data_prop:
+                shape_data = self.shape_data
+                before = len(shape_data)
+                prop(_propagation_context()(node, self))
+                additions = data_positions(node.inputs, node.outputs, shape_data, before)
+                if additions is not None:
+                    keep.append(None)
+                    keep.append((valued, additions, None))
+            else:
+                keep.append(())
+                keep.append((valued, (), None))
+            return
         if run.options.symbolic:
             run.options.symbolic.propagate(node, self)
         elif prop is not None and run.options.data_prop:
@@ -387,29 +416,40 @@ class Scope:
             raise NodeInferenceError(f"{node.describe()}: internal error: {type(exc).__name__}: {exc}") from exc
         raise exc
 
-    def process_constant(self, node: NodeView) -> None:
-        """A Constant node's value becomes known input data (``ProcessConstant``)."""
+    def process_constant(self, node: NodeView) -> tuple:
+        """A Constant node's value becomes known input data (``ProcessConstant``).
+
+        Returns what it recorded, in order: ``(True, ConstTensor)`` or ``(False, sparse
+        tensor)`` pairs (the node pass replays them for a node with the same attribute bytes;
+        neither object is ever changed once made, so they are shared)."""
         if node.op_type != "Constant" or node.domain not in ("", "ai.onnx") or len(node.outputs) != 1:
-            return
+            return ()
         out = node.outputs[0]
+        done = []
         for a in node.proto.attribute if node.binding is None else _bound_attributes(node):
+            c = None
             if a.name == "value":
                 if a.type == A_TENSOR and a.HasField("t"):
                     if is_small(a.t):
-                        self.const_data[out] = ConstTensor(a.t)
+                        c = ConstTensor(a.t)
                 elif a.type == A_SPARSE_TENSOR and a.HasField("sparse_tensor"):
                     if self.reuse_constants:
                         self.sparse_data[out] = a.sparse_tensor
+                        done.append((False, a.sparse_tensor))
             else:
                 t = a.type
                 if t == A_INTS:
-                    self.const_data[out] = const_from_ints(list(a.ints), False)
+                    c = const_from_ints(list(a.ints), False)
                 elif t == A_INT:
-                    self.const_data[out] = const_from_ints([a.i], True)
+                    c = const_from_ints([a.i], True)
                 elif t == A_FLOATS:
-                    self.const_data[out] = const_from_ints(list(a.floats), False, FLOAT)
+                    c = const_from_ints(list(a.floats), False, FLOAT)
                 elif t == A_FLOAT:
-                    self.const_data[out] = const_from_ints([a.f], True, FLOAT)
+                    c = const_from_ints([a.f], True, FLOAT)
+            if c is not None:
+                self.const_data[out] = c
+                done.append((True, c))
+        return tuple(done)
 
     # -- sub-graphs ---------------------------------------------------------------------------
     def graph_inferencer(self, graph, binding):

@@ -15,12 +15,22 @@ and a later node with the same key replays it: each output type is given fresh
 names come in the reference's order), and data propagation runs as it would.
 
 What makes an outcome cacheable (decided on the node that computed it, `process_node`'s
-``keep``): an operator with an inference function (not a function body, not Constant),
-a rule that read no input value and no sub-graph (the context derives those on the
+``keep``): an operator with an inference function (not a function body),
+a rule that read no sub-graph (the context derives those on the
 first read: `InferenceContext._derive`), no error (the rule, ``check_type``, the merges
 and propagation all passed).  Propagation is skipped on a hit only when it changed
 nothing on the first node and no input of this node holds a value either (it then
 reads the same types and attributes, and finds no value, as there); otherwise it runs.
+
+A Constant, a rule that read input values, and a propagation with values to read are
+cached too, in a table by `value_signature` under the same key: per input, its constant
+(int32/int64, rank 0 or 1, at most `MAX_SIGNED_VALUES` values) and its propagated value
+(ints, dim names, unknowns); anything else there (a float or sparse constant, a sub-graph)
+is not cached.  Such an entry holds the rule's output types, the Constant's recorded
+value (`Scope.process_constant`; never changed, so shared) and the values propagation
+added (to outputs, and to inputs read through their types), by position; a hit replays
+them in the full path's order, unless an output already holds a value (the full path
+fails there).
 
 Anything unusual takes the full path in its place: a node the pattern does not read
 (fields out of order, names over 127 bytes, ``overload`` or metadata set), names that
@@ -47,6 +57,8 @@ from .types import UNSET, TensorType
 FAST_FROM = 64
 #: At most this many cached outcomes per run (attributes and shapes that all differ make many).
 MAX_OUTCOMES = 1 << 16
+#: At most this many outcomes by input values (`value_signature`) per operator, attributes and input types.
+MAX_VALUE_OUTCOMES = 256
 #: At most this many sets of looked-up attribute names per operator and input types.
 MAX_VARIANTS = 8
 
@@ -172,6 +184,68 @@ def data_signature(scope, names) -> tuple | None:
     return tuple(sig)
 
 
+#: At most this many values in one input's constant or propagated value of a value signature.
+MAX_SIGNED_VALUES = 64
+
+
+def value_signature(scope, names) -> tuple | None:
+    """The values the inputs ``names`` offer a rule and data propagation, as a hashable key:
+    per input, its constant's ``(type, dims, values)`` (int32/int64, rank 0 or 1) or None, and
+    its propagated value or None.  None when an input offers anything else (a sparse value,
+    a float or larger constant, a value with other than ints, names and unknowns)."""
+    const_data, shape_data, sparse, known_sigs = scope.const_data, scope.shape_data, scope.sparse_data, \
+        scope.const_signatures
+    out = []
+    for name in names:
+        c = const_data.get(name)
+        if c is None:
+            if sparse and name in sparse:
+                return None
+            csig = None
+        else:
+            known = known_sigs.get(name)
+            if known is None or known[0] is not c:
+                known = known_sigs[name] = (c, _const_signature(c))
+            csig = known[1]
+            if csig is None:
+                return None
+        v = shape_data.get(name)
+        if v is not None and (type(v) is not tuple or len(v) > MAX_SIGNED_VALUES or
+                              not all(type(x) is int or type(x) is str or x is None for x in v)):
+            return None
+        out.append((csig, v))
+    return tuple(out)
+
+
+def _const_signature(c) -> tuple | None:
+    proto = c.proto
+    code = proto.data_type
+    dims = tuple(proto.dims)
+    if code not in (INT32, INT64) or len(dims) > 1 or (dims and not 0 <= dims[0] <= MAX_SIGNED_VALUES):
+        return None
+    try:
+        values = tuple(c.values(code))
+    except Exception:  # noqa: BLE001 - a value the rule would fail on: not cached
+        return None
+    return code, dims, values
+
+
+def data_positions(inputs, outputs, shape_data: dict, before: int) -> tuple | None:
+    """The propagated values added to ``shape_data`` after its first ``before`` entries, as
+    ``(is output, index, value)``; None when a name is not once among the node's names."""
+    if len(shape_data) == before:
+        return ()
+    found = []
+    items = reversed(shape_data.items())
+    for name, value in reversed([next(items) for _ in range(len(shape_data) - before)]):
+        where = [(False, i) for i, n in enumerate(inputs) if n == name]
+        where += [(True, i) for i, n in enumerate(outputs) if n == name]
+        if len(where) != 1:
+            return None
+        found.append((*where[0], value))
+    return tuple(found)
+
+
 def _names(fields: bytes) -> list:
     """The names in a run of string fields of one-byte lengths (UnicodeDecodeError if not UTF-8)."""
     end = len(fields)
@@ -291,6 +365,14 @@ def infer_nodes(scope, graph, nodes) -> bool:
                     continue
             elif len(by_id) < MAX_OUTCOMES:
                 by_id[id_key] = (hit, kind, in_types)
+        if type(hit) is dict:  # outcomes by the inputs' values (`value_signature`)
+            vsig = value_signature(scope, in_names)
+            entry = hit.get(vsig) if vsig is not None else None
+            if entry is None or _output_data_exists(entry[1], out_names, scope.shape_data):
+                _miss(scope, nodes, k, None, b"", None, None, None, kind, full, outcomes, by_shape, hit)
+            else:
+                _replay_valued(scope, entry, in_names, out_names, nodes, k)
+            continue
         results, quiet, node_attrs, plain = hit
         try:
             if plain and out_name:  # `Scope.update_type` inlined: no fresh names to make, a new value
@@ -333,22 +415,62 @@ def infer_nodes(scope, graph, nodes) -> bool:
     return True
 
 
-def _miss(scope, nodes, k: int, key: tuple, attrs: bytes, items, variants, shape_key: tuple, kind, full,
-          outcomes: dict, by_shape: dict) -> tuple | None:
+def _output_data_exists(additions: tuple, out_names: list, shape_data: dict) -> bool:
+    """An output the cached propagation gives a value already has one (an error, as the full path finds)."""
+    return any(is_out and out_names[i] in shape_data for is_out, i, _value in additions)
+
+
+def _replay_valued(scope, entry: tuple, in_names: list, out_names: list, nodes, k: int) -> None:
+    """A value-keyed outcome, replayed in the full path's order: output types, the Constant's
+    value, the propagated values (of outputs, and of inputs read through their types)."""
+    results, additions, effects = entry
+    try:
+        for name, t in zip(out_names, results):
+            if name:
+                scope.update_type(name, t)
+        if effects:
+            out = out_names[0]
+            for is_const, value in effects:
+                (scope.const_data if is_const else scope.sparse_data)[out] = value
+        if additions:
+            shape_data = scope.shape_data
+            for is_out, i, value in additions:
+                shape_data[(out_names if is_out else in_names)[i]] = value
+    except Exception as exc:  # noqa: BLE001 - sorted out as the full path sorts them
+        scope.node_failed(NodeView(nodes[k], k), None, exc)
+
+
+def _miss(scope, nodes, k: int, key: tuple | None, attrs: bytes, items, variants, shape_key: tuple | None, kind,
+          full, outcomes: dict, by_shape: dict, table: dict | None = None) -> Any:
     """The full path for node ``k``, its outcome cached when it is the kind's (see the module
-    docstring): under its attribute bytes, and under the attributes its rules looked up."""
+    docstring): under its attribute bytes, and under the attributes its rules looked up.  An
+    outcome that depends on input values goes into a table by `value_signature` (``table``,
+    when one was found for the node's key)."""
     keep: list = []
     view = _RecordingView(nodes[k], k)
     full(view, keep)
-    if len(keep) != 2 or len(outcomes) >= MAX_OUTCOMES:
+    if len(keep) == 3:
+        valued, additions, effects = keep[2]
+        entry: Any = (keep[0], additions, effects)
+        if table is not None:
+            if len(table) < MAX_VALUE_OUTCOMES:
+                table[valued] = entry
+            return table
+        entry = {valued: entry}
+    elif len(keep) != 2 or table is not None:
+        return None
+    else:
+        entry = None
+    if len(outcomes) >= MAX_OUTCOMES or key is None:
         return None
     node_attrs: Any = view._attrs
-    results = keep[0]
-    # The node's attributes (and so the node) are kept only for propagation on hits.
-    entry = (results, keep[1], node_attrs if kind[3] is not None and scope.run.options.data_prop else None,
-             all(t is None or t is UNSET or _named(t) for t in results))
+    if entry is None:
+        results = keep[0]
+        # The node's attributes (and so the node) are kept only for propagation on hits.
+        entry = (results, keep[1], node_attrs if kind[3] is not None and scope.run.options.data_prop else None,
+                 all(t is None or t is UNSET or _named(t) for t in results))
     outcomes[key] = entry
-    if not attrs:
+    if not attrs or kind[0] == "Constant":  # (a Constant's value is read past the recorded attributes)
         return entry
     read = set() if node_attrs is None else node_attrs.read
     if read is None:
@@ -445,7 +567,7 @@ def _kind(scope, op: bytes, dom: bytes):
     except UnicodeDecodeError:
         return None
     version = scope.opsets.get(domain)
-    if version is None or op_type == "Constant":
+    if version is None:
         return None  # (no import, or "" through "ai.onnx": the full path looks it up its way)
     schema, fn, prop = scope.run.op_rules(domain, op_type, version)
     if schema is None or fn is None or not schema.has_type_and_shape_inference_function:
