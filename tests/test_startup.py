@@ -419,3 +419,16 @@ def _build(cls, registry, which):
     from wirefmt import scan as scan_module
 
     return scangen.build_scanner(cls, registry, scan_module._SCANNER_HELPERS, which).__code__
+
+
+def test_the_program_freezes_what_its_imports_made_a_call_from_a_library_does_not(capsys):
+    import gc
+
+    from irmodel.cli import main
+
+    code = (f"import gc, sys\nfrom irmodel.cli import main\nsys.argv = ['irmodel', 'inspect', {LENET!r}]\n"
+            "before = gc.get_freeze_count()\nstatus = main()\nprint(before, gc.get_freeze_count() > 0, status)")
+    assert _run(code).splitlines()[-1] == "0 True 0"
+    before = gc.get_freeze_count()
+    assert main(["inspect", LENET]) == 0 and "Conv" in capsys.readouterr().out
+    assert gc.get_freeze_count() == before  # nothing of the caller's is kept for ever
