@@ -12,8 +12,9 @@ the first process after an install (or a change) pays for it:
   version and Python (``scan-0.1.0-cpython-311``).  Never inside the installed package:
   site-packages is often read-only, shared, or owned by somebody else.
 * What a file holds is checked by wirefmt, not trusted: the code is used only if the
-  source stored with it is exactly the source generated now (`wirefmt.scangen._compile`),
-  so a changed schema or generator can never run old code.
+  stamp stored with it (the generator's files, the type's fields: everything the source
+  depends on) is exactly the stamp of now (`wirefmt.scangen._compile`), so a changed
+  schema or generator can never run old code, and a valid entry costs no generation.
 * Any failure is silent and costs only speed: a directory that cannot be created or
   written (the first failed write switches saving off for the process), a file that
   cannot be read, a directory owned by another user or writable by others (refused,

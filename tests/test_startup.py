@@ -217,13 +217,13 @@ def test_a_stored_entry_is_used_only_for_exactly_its_source(tmp_path):
     assert data.startswith(header)
     import marshal
 
-    source, code = marshal.loads(data[len(header):])
-    # the same code under a different source (as after a schema or generator change)
-    open(node_file, "wb").write(header + marshal.dumps((source + "\n# changed\n", code)))
+    stamp, code = marshal.loads(data[len(header):])
+    # the same code under a different stamp (as after a schema or generator change)
+    open(node_file, "wb").write(header + marshal.dumps((stamp + "\n# changed\n", code)))
     hits, misses, saved2, _, ops2 = _read_with_cache(tmp_path)
     assert saved2 == 1 and ops2 == ops  # recompiled and stored again
     # another Python's entry (another magic number): refused before unmarshalling
-    open(node_file, "wb").write(header.replace(b"scan code 1", b"scan code 0") + data[len(header):])
+    open(node_file, "wb").write(header.replace(b"scan code 2", b"scan code 0") + data[len(header):])
     assert _read_with_cache(tmp_path)[2] == 1
     # garbage after a good header, and an empty file
     for junk in (header + b"\xff\x00garbage", b""):
@@ -304,7 +304,7 @@ def test_scan_code_is_compiled_when_the_class_has_no_cache():
         def save(self, key, data):
             raise OSError("no")
 
-    code = scangen._compile("x = 1\n", "<t>", "k", Refuse())
+    code = scangen._compile(lambda: "x = 1\n", "stamp", "<t>", "k", Refuse())
     ns: dict = {}
     exec(code, ns)  # noqa: S102
     assert ns["x"] == 1
@@ -340,3 +340,95 @@ def test_a_plain_name_is_what_the_regular_expression_called_one(name):
 
     plain = re.fullmatch(r"[\w.:/\-]+", name) is not None and name.isprintable()
     assert (name_text(name) == name) == plain  # a plain name unquoted, anything else quoted
+
+
+def _dict_cache():
+    class DictCache:
+        def __init__(self):
+            self.data: dict = {}
+            self.loads = 0
+
+        def load(self, key):
+            self.loads += 1
+            return self.data.get(key)
+
+        def save(self, key, data):
+            self.data[key] = data
+
+    return DictCache()
+
+
+def _onnx_classes(cache, module="stamptest"):
+    from irmodel.messages import REGISTRY
+
+    return wirefmt.build_classes(REGISTRY, module=module, code_cache=cache)
+
+
+def test_a_warm_cache_gives_the_code_a_cold_one_compiles_without_generating_source(monkeypatch):
+    from irmodel.messages import REGISTRY
+
+    cache = _dict_cache()
+    cold = {k: _build(cls, REGISTRY, which) for k, cls, which in _every_scanner(_onnx_classes(cache))}
+    assert cache.data and len(cache.data) == len(cold)
+    monkeypatch.setattr(scangen, "scan_source", lambda *a: pytest.fail("source generated on a warm cache"))
+    warm = {k: _build(cls, REGISTRY, which) for k, cls, which in _every_scanner(_onnx_classes(cache))}
+    assert warm == cold  # code objects compare by their bytecode, constants and names
+
+
+def test_a_changed_generator_or_schema_misses(monkeypatch):
+    from irmodel.messages import REGISTRY
+
+    cache = _dict_cache()
+    cls = _onnx_classes(cache)["NodeProto"]
+    _build(cls, REGISTRY, "make_child")
+    [(key, stored)] = cache.data.items()
+    # the generator's files changed (another size or modification time): a new entry
+    monkeypatch.setattr(scangen, "_generator_stamp", scangen.generator_stamp() + "x")
+    _build(cls, REGISTRY, "make_child")
+    assert len(cache.data) == 2 and cache.data[key] == stored
+    monkeypatch.undo()
+    # a field of the type changed, under the same key: the stored stamp decides
+    spec = cls._spec
+    changed = MessageSpec(spec.name, tuple(f if f.name != "op_type" else FieldSpec(f.number, "op_kind", f.kind)
+                                           for f in spec.fields))
+    assert scangen._stamp(changed, REGISTRY, "make_child") != scangen._stamp(spec, REGISTRY, "make_child")
+    assert len(scangen._stamp(changed, REGISTRY, "make_child")) == len(scangen._stamp(spec, REGISTRY, "make_child"))
+    monkeypatch.setattr(cls, "_spec", changed)
+    before = cache.data[key]
+    m = _build(cls, REGISTRY, "make_child")
+    assert cache.data[key] != before and "'op_kind'" in repr(m.co_consts)
+
+
+def test_the_constants_cover_every_name_the_generated_code_uses():
+    from irmodel.messages import REGISTRY
+
+    for _, cls, _which in _every_scanner(_onnx_classes(None)):
+        generated: dict = {}
+        scangen.scan_source(cls._spec, REGISTRY, generated, lambda f, c=cls: c._classes[f.name])
+        given = scangen.scan_consts(cls._spec, REGISTRY, lambda f, c=cls: c._classes[f.name])
+        assert generated.items() <= given.items(), cls._spec.name
+
+
+def _every_scanner(classes):
+    for name, cls in sorted(classes.items()):
+        for which in ("make_child", "scan"):
+            yield (name, which), cls, which
+
+
+def _build(cls, registry, which):
+    from wirefmt import scan as scan_module
+
+    return scangen.build_scanner(cls, registry, scan_module._SCANNER_HELPERS, which).__code__
+
+
+def test_the_program_freezes_what_its_imports_made_a_call_from_a_library_does_not(capsys):
+    import gc
+
+    from irmodel.cli import main
+
+    code = (f"import gc, sys\nfrom irmodel.cli import main\nsys.argv = ['irmodel', 'inspect', {LENET!r}]\n"
+            "before = gc.get_freeze_count()\nstatus = main()\nprint(before, gc.get_freeze_count() > 0, status)")
+    assert _run(code).splitlines()[-1] == "0 True 0"
+    before = gc.get_freeze_count()
+    assert main(["inspect", LENET]) == 0 and "Conv" in capsys.readouterr().out
+    assert gc.get_freeze_count() == before  # nothing of the caller's is kept for ever

@@ -325,11 +325,15 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Cal
 # type.  A class built with a ``code_cache`` (`build_classes`) keeps the compiled code in
 # it instead: any object with ``load(key) -> bytes | None`` and ``save(key, data)``
 # (irmodel's is a directory of files, `irmodel.codecache`; wirefmt itself opens no
-# files).  What is stored is the generated source with its code: a stored entry is used
-# only when its source is exactly the source generated now, so a change of the schema,
-# of this generator or of anything the source depends on can never run stale code, and
-# no version number has to be kept by hand.  Entries of another Python are refused by
-# their header (the bytecode magic number) before they are unmarshalled.
+# files).  Stored with the code is its *stamp*: everything the generated source depends
+# on, written out in full (`_stamp`): the generator's own files (this module and
+# `schema`, whose constants it uses: their size and modification time, the rule CPython
+# uses for its own .pyc files), which function, and every field of the type as the
+# generator reads it.  An entry is used only when its stamp is exactly the stamp of
+# now, so a change of the schema or of the generator can never run stale code, and a
+# process whose entries are valid never generates the source at all.  Entries of another
+# Python are refused by their header (the bytecode magic number) before they are
+# unmarshalled.
 
 try:
     from _frozen_importlib_external import MAGIC_NUMBER
@@ -337,29 +341,75 @@ try:
     _MAGIC = bytes(MAGIC_NUMBER)
 except ImportError:  # not CPython: the version string stands for the bytecode format
     _MAGIC = sys.version.encode()
-_HEADER = b"wirefmt scan code 1 " + sys.implementation.cache_tag.encode() + b" " + _MAGIC + b"\n"
+_HEADER = b"wirefmt scan code 2 " + sys.implementation.cache_tag.encode() + b" " + _MAGIC + b"\n"
 _CODE_TYPE = type(_indent.__code__)
+_generator_stamp: str | None = None
 
 
-def _compile(source: str, filename: str, key: str, cache: Any) -> Any:
-    """The code object of ``source``: from ``cache`` when it holds exactly this source, else
-    compiled (and offered to the cache).  A cache that fails in any way is a cache miss."""
+def generator_stamp() -> str:
+    """Size and modification time of the files the generated source depends on, once per
+    process; "" when they cannot be read (then no cache is used)."""
+    global _generator_stamp
+    if _generator_stamp is None:
+        import os
+
+        from . import schema
+
+        try:
+            parts = []
+            for path in (__file__, schema.__file__):
+                st = os.stat(path)
+                parts.append(f"{st.st_size:x}.{st.st_mtime_ns:x}")
+            _generator_stamp = "-".join(parts)
+        except (OSError, TypeError):  # no file (frozen, zipped without one): no cache
+            _generator_stamp = ""
+    return _generator_stamp
+
+
+def _stamp(spec: MessageSpec, registry: Registry, which: str) -> str:
+    """Everything `scan_source` and `build_scanner` read to write the source of ``which``."""
+    fields = tuple((f.number, f.name, f.kind, f.repeated, f.type_name, f.oneof, f.packed,
+                    f.kind == ENUM and registry.enum(f.type_name).closed) for f in spec.fields)
+    return repr((generator_stamp(), which, spec.name, spec.syntax, fields))
+
+
+def _compile(source_of: Callable[[], str], stamp: str, filename: str, key: str, cache: Any) -> Any:
+    """The code object of the source ``source_of()`` makes: from ``cache`` when it holds
+    code stored under exactly ``stamp``, else generated, compiled and offered to the cache.
+    A cache that fails in any way is a cache miss."""
     if cache is not None:
         try:
             data = cache.load(key)
             if data and data.startswith(_HEADER):
                 stored, code = marshal.loads(memoryview(data)[len(_HEADER):])
-                if stored == source and type(code) is _CODE_TYPE and code.co_filename == filename:
+                if stored == stamp and type(code) is _CODE_TYPE and code.co_filename == filename:
                     return code
         except Exception:  # noqa: BLE001 - unreadable, truncated, corrupt: compile instead
             pass
-    code = compile(source, filename, "exec")
+    code = compile(source_of(), filename, "exec")
     if cache is not None:
         try:
-            cache.save(key, _HEADER + marshal.dumps((source, code)))
+            cache.save(key, _HEADER + marshal.dumps((stamp, code)))
         except Exception:  # noqa: BLE001 - an unwritable cache only costs the next process
             pass
     return code
+
+
+def scan_consts(spec: MessageSpec, registry: Registry, cls_of: Callable[[FieldSpec], type[Message]]) -> dict:
+    """The constants generated code may name (``CLASS_n``, ``VALUES_n``), without the source.
+
+    A superset of those `scan_source` puts in ``consts`` (a test checks it), so that
+    code loaded from the cache finds every name it uses.
+    """
+    consts: dict = {}
+    for f in spec.fields:
+        if f.kind == MESSAGE and f.repeated:
+            consts[f"CLASS_{f.number}"] = cls_of(f)
+        elif f.kind == ENUM and not f.repeated:
+            enum = registry.enum(f.type_name)
+            if enum.closed:
+                consts[f"VALUES_{f.number}"] = frozenset(enum.values.values())
+    return consts
 
 
 def generic_child_maker(helpers: dict) -> Callable:
@@ -386,29 +436,31 @@ def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: 
     ``helpers`` supplies the functions the code calls (`scan._SCANNER_HELPERS`).
     """
     spec = cls._spec
-    consts: dict = {}
-    body, locals_ = scan_source(spec, registry, consts, lambda f: cls._classes[f.name])
+    cls_of = lambda f: cls._classes[f.name]  # noqa: E731
+    ns = dict(helpers)
+    ns.update(scan_consts(spec, registry, cls_of))
     for f in spec.fields:
         if f.name in cls._checks:
-            consts[f"CHECK_{f.number}"] = cls._checks[f.name]
-    ns = dict(helpers)
-    ns.update(consts)
-    init = "".join(f"    {name} = None\n" for name in sorted(locals_))
-    if which == "make_child":
-        memo = spec.name in _MEMO_TYPES
-        if memo:
-            ns.update(MEMO={}, MEMO_SPAN=MEMO_SPAN, MEMO_ENTRIES=MEMO_ENTRIES)
-        source = (_HEADER_CHILD + (_MEMO_LOOKUP if memo else "") + init + _LOOP_HEAD + body + _LOOP_TAIL
-                  + (_MEMO_STORE if memo else "") + "    return m\n")
-    else:
-        source = _HEADER_SCAN + init + _LOOP_HEAD + body + _LOOP_TAIL
-    # The key names the source, so that two versions of a schema or of this generator (two
-    # checkouts, say) keep an entry each instead of replacing each other's; the source
-    # stored with the code is still compared in full (`_compile`), so a fingerprint that
-    # two sources share costs a recompile, never wrong code.  Cheap on purpose: a checksum
-    # of every byte cost 0.12 ms per type in pure Python, zlib's import 0.5 ms.
-    fingerprint = f"{len(source):x}-{source.count(chr(10)):x}-{source.count('='):x}-{source.count('(')}"
-    code = _compile(source, f"<wirefmt {which} {spec.name}>", f"{cls.__module__}.{spec.name}.{which}.{fingerprint}",
-                    cls._code_cache)
+            ns[f"CHECK_{f.number}"] = cls._checks[f.name]
+    memo = which == "make_child" and spec.name in _MEMO_TYPES
+    if memo:
+        ns.update(MEMO={}, MEMO_SPAN=MEMO_SPAN, MEMO_ENTRIES=MEMO_ENTRIES)
+
+    def source_of() -> str:
+        body, locals_ = scan_source(spec, registry, {}, cls_of)
+        init = "".join(f"    {name} = None\n" for name in sorted(locals_))
+        if which == "make_child":
+            return (_HEADER_CHILD + (_MEMO_LOOKUP if memo else "") + init + _LOOP_HEAD + body + _LOOP_TAIL
+                    + (_MEMO_STORE if memo else "") + "    return m\n")
+        return _HEADER_SCAN + init + _LOOP_HEAD + body + _LOOP_TAIL
+
+    # The key names the generator's files and the stamp's length, so that two versions of
+    # a schema or of this generator (two checkouts, say) mostly keep an entry each instead
+    # of replacing each other's; the stamp stored with the code is compared in full.
+    gen = generator_stamp()
+    cache = cls._code_cache if gen else None
+    stamp = _stamp(spec, registry, which) if cache is not None else ""
+    code = _compile(source_of, stamp, f"<wirefmt {which} {spec.name}>",
+                    f"{cls.__module__}.{spec.name}.{which}.{gen}.{len(stamp):x}", cache)
     exec(code, ns)  # noqa: S102 -- source built above from the schema tables only
     return ns[which]
