@@ -138,19 +138,31 @@ def masked_floats(fields: bytes) -> bytes:
     """
     if b"\x15" not in fields:
         return fields
-    out = None
-    pos = 0
+    return _masked_from(fields, 0)
+
+
+def masked_kind(kind: bytes) -> bytes:
+    """A node's kind (the node pattern's group 3: its op_type field, attribute fields,
+    doc_string and domain fields) with its attribute fields masked as `masked_floats`
+    masks them; ``kind`` itself (the same object) when nothing is masked."""
+    if b"\x15" not in kind:
+        return kind
+    return _masked_from(kind, kind[1] + 2)  # past the op_type field
+
+
+def _masked_from(fields: bytes, pos: int) -> bytes:
+    """`masked_floats` of the attribute fields from ``pos`` on, up to the first field that
+    is not an attribute (fields with one-byte lengths, as the node pattern matched them)."""
     end = len(fields)
-    while pos < end:  # each attribute: tag 0x2a, one-byte length (the node pattern's)
+    while pos < end and fields[pos] == 0x2A:
         a = pos + 2
         pos = a + fields[pos + 1]
         if a + 2 <= pos and fields[a] == 0x0A:
-            f = a + 2 + fields[a + 1]
-            if fields[a + 1] < 128 and f + 5 <= pos and fields[f] == 0x15:
-                if out is None:
-                    out = bytearray(fields)
-                out[f + 1:f + 5] = b"\x00\x00\x00\x00"
-    return fields if out is None else bytes(out)
+            n = fields[a + 1]
+            f = a + 2 + n
+            if n < 128 and f + 5 <= pos and fields[f] == 0x15:
+                fields = fields[:f + 1] + b"\x00\x00\x00\x00" + fields[f + 5:]
+    return fields
 
 
 # AttributeProto's fields on the wire: tag -> what the kind key keeps of it.
