@@ -271,6 +271,26 @@ def test_masked_floats_zeroes_only_a_float_value_after_a_name():
     assert masked_floats(one + ints + two) == masked_floats(two + ints + one)
 
 
+def test_masked_kind_masks_the_attribute_fields_of_a_node_kind_only():
+    from irmodel.checker.fastnodes import masked_floats, masked_kind
+
+    def field(tag: int, body: bytes) -> bytes:
+        return bytes([tag, len(body)]) + body
+
+    name = field(0x0A, b"alpha")
+    one = field(0x2A, name + b"\x15\x01\x02\x03\x04" + b"\xa0\x01\x01")
+    two = field(0x2A, name + b"\x15\x09\x08\x07\x06" + b"\xa0\x01\x01")
+    ints = field(0x2A, field(0x0A, b"axis") + b"\x18\x15" + b"\xa0\x01\x02")
+    op, doc, domain = field(0x22, b"Gemm"), field(0x32, b"\x2a\x15"), field(0x3A, b"ai.\x15")
+    kind = op + one + ints + doc + domain
+    assert masked_kind(kind) == op + masked_floats(one + ints) + doc + domain
+    assert masked_kind(kind) == masked_kind(op + two + ints + doc + domain) != kind
+    # nothing to mask (no float value, or 0x15 only in the op_type, doc_string or domain):
+    # the same object, which the caller takes as "no masked key"
+    for plain in (op + ints + doc + domain, field(0x22, b"Op\x15") + doc, op + doc + domain):
+        assert masked_kind(plain) is plain
+
+
 def test_malformed_packed_dims_of_a_known_kind_are_refused_on_both_paths(monkeypatch):
     """The fast path keys an initializer by its packed dims' bytes without decoding them;
     the full path decodes the first of each key.  Tensors whose dims run ends inside a

@@ -17,8 +17,8 @@ from wirefmt.message import exact_span, item_spans
 
 from .access import VALUE_FIELD_TYPES as _VALUE_FIELD_TYPES, decode_rest, present_value_fields
 from .context import EXPERIMENTAL_OPS, LexicalScopeContext
-from .fastnodes import (attribute_kinds, dims_well_formed, masked_floats, names_of, node_pattern,
-                        skeleton, tensor_kind)
+from .fastnodes import (attribute_kinds, dims_well_formed, masked_kind, names_of, node_pattern, skeleton,
+                        tensor_kind)
 from .problems import Reporter, short
 from .tensor import check_sparse_tensor, check_tensor
 
@@ -249,7 +249,7 @@ class Walker:
                     key = (kind, in_shape, out_shape)
                     ok = get(key)
                     if ok is None:
-                        ok = state.verdict(k, key, m.group(4, 6, 5))
+                        ok = state.verdict(k, key, m)
                     if ok and (defined(in_names) or _inputs_defined(in_names, names, parent_has)):
                         if out_names is None:
                             if not out_name:
@@ -470,44 +470,43 @@ class _FastState:
     """What the fast path over one graph's nodes keeps: the scope, the verdict caches."""
 
     __slots__ = ("walker", "nodes", "src", "spans", "ctx", "lex", "path", "depth", "names",
-                 "parent_has", "verdicts", "by_masked", "by_kinds")
+                 "parent_has", "verdicts", "by_kinds")
 
     def __init__(self, walker, nodes, src, spans, ctx, lex, path, depth) -> None:
         self.walker, self.nodes, self.src, self.spans = walker, nodes, src, spans
         self.ctx, self.lex, self.path, self.depth = ctx, lex, path, depth
         self.names = lex.names
         self.parent_has = _outer_lookup(lex.parent)
-        self.verdicts: dict = {}  # kind key (attributes as bytes) -> no problem
-        self.by_masked: dict = {}  # kind key (attributes as `masked_floats`) -> no problem
+        self.verdicts: dict = {}  # kind key (kind as bytes, or as `masked_kind`) -> no problem
         self.by_kinds: dict = {}  # kind key (attributes as `attribute_kinds`) -> no problem
 
-    def verdict(self, k: int, key: tuple, parts: tuple) -> bool:
+    def verdict(self, k: int, key: tuple, m) -> bool:
         """Whether node ``k``'s own and schema rules find no problem: by the full path, run
         once per kind (attributes compared by `attribute_kinds`) against a scratch reporter.
-        ``key`` is the node's kind key, ``parts`` its op_type, domain and attribute fields.
-        Nodes whose attributes differ only in float values (`masked_floats`) share a
-        verdict before `attribute_kinds` is asked."""
-        op, domain, attrs = parts
-        masked = None
-        ok: bool | None = None
-        if attrs:
-            masked = (op, domain, masked_floats(attrs), key[1], key[2])
-            ok = self.by_masked.get(masked)
-        if ok is None:
-            kinds = attribute_kinds(attrs) if attrs else ()
-            if kinds is None:
-                ok = False
-            else:
-                key2 = (op, domain or b"", kinds, key[1], key[2])
-                ok = self.by_kinds.get(key2)
-                if ok is None:
-                    ok = self.by_kinds[key2] = self._full_path_finds_nothing(k)
-            if masked is not None and len(self.by_masked) < _MAX_KINDS:
-                self.by_masked[masked] = ok
-        # A key whose float values were masked is kept by its masked form only: values that
-        # differ from node to node would fill the cache with keys never asked for again.
-        if (masked is None or masked[2] == attrs) and len(self.verdicts) < _MAX_KINDS:
-            self.verdicts[key] = ok
+        ``key`` is the node's kind key, ``m`` its match of the node pattern.  Nodes whose
+        kinds differ only in float values (`masked_kind`) share a verdict, kept under the
+        masked key, before `attribute_kinds` is asked."""
+        kind, in_shape, out_shape = key
+        verdicts = self.verdicts
+        masked = masked_kind(kind)
+        if masked is not kind:
+            # Kept by its masked form only: float values that differ from node to node would
+            # fill the cache with keys never asked for again.
+            key = (masked, in_shape, out_shape)
+            ok = verdicts.get(key)
+            if ok is not None:
+                return ok
+        op, domain, attrs = m.group(4, 6, 5)
+        kinds = attribute_kinds(attrs) if attrs else ()
+        if kinds is None:
+            ok = False
+        else:
+            key2 = (op, domain or b"", kinds, in_shape, out_shape)
+            ok = self.by_kinds.get(key2)
+            if ok is None:
+                ok = self.by_kinds[key2] = self._full_path_finds_nothing(k)
+        if len(verdicts) < _MAX_KINDS:
+            verdicts[key] = ok
         return ok
 
     def _full_path_finds_nothing(self, k: int) -> bool:
