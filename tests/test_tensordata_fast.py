@@ -117,7 +117,29 @@ MALFORMED = {
     "overflowing dims": _vi(1, 1 << 62) + _vi(1, 1 << 62) + _vi(2, INT64) + _ld(9, b""),
     "too large": _vi(1, 5000) + _vi(2, INT64) + _ld(9, b"\x00" * 40000),
     "truncated packed int64_data": _vi(2, INT64) + _ld(7, b"\x80"),
+    "negative raw length": _vi(1, 1) + _vi(2, INT64) + _field(9, 2, encode_varint((1 << 64) - 1)),
 }
+
+# Well-formed but unusual: repeated scalars (the last wins), unpacked and packed int64_data
+# mixed, multi-byte varints, an unknown field: the fast path answers like the slow one or declines.
+UNUSUAL = {
+    "data_type twice": _vi(2, FLOAT) + _vi(2, INT64) + _vi(1, 1) + _ld(9, struct.pack("<q", -7)),
+    "raw_data twice": _vi(2, INT64) + _vi(1, 1) + _ld(9, struct.pack("<q", 1)) + _ld(9, struct.pack("<q", 2)),
+    "mixed int64_data": _vi(2, INT64) + _vi(1, 3) + _vi(7, -1) + _ld(7, encode_varint(300) + encode_varint(5)),
+    "dims split": _vi(1, 2) + _vi(2, INT64) + _ld(1, encode_varint(200)) + _ld(9, b"\x01" * 3200),
+    "unknown field": _vi(2, INT64) + _vi(1, 1) + _vi(99, 5) + _ld(9, struct.pack("<q", 3)),
+    "dims with a wrong wire type": _field(1, 1, b"\x02" + b"\x00" * 7) + _vi(2, INT64) + _ld(9, b"\x00" * 16),
+    "no dims (a scalar)": _vi(2, INT64) + _ld(9, struct.pack("<q", 9)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNUSUAL))
+def test_unusual_same_values(case):
+    data = UNUSUAL[case]
+    slow = _outcome(parse_data_slow, irmodel.TensorProto.FromString(data), INT64)
+    fast = read_small_fast(irmodel.TensorProto.FromString(data), INT64)
+    assert fast is None or (slow[0] == "ok" and _same(fast, slow[1])), (fast, slow)
+    assert _same_outcome(_outcome(parse_data, irmodel.TensorProto.FromString(data), INT64), slow)
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))

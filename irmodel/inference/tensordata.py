@@ -102,11 +102,21 @@ def read_small_fast(tensor, code: int) -> list | None:
     raw = None
     try:
         while pos < end:
-            key, pos = read_varint(buf, pos, end)
+            key = buf[pos]  # one-byte varints (every tag and length here, most values) inline
+            if key < 0x80:
+                pos += 1
+            else:
+                key, pos = read_varint(buf, pos, end)
             number = key >> 3
             wire = key & 7
-            if wire == 0:
+            if pos >= end:
+                return None
+            v = buf[pos]
+            if v < 0x80:
+                pos += 1
+            else:
                 v, pos = read_varint(buf, pos, end)
+            if wire == 0:
                 if number == _DIMS:
                     dims.append(v - _TO_SIGNED if v >> 63 else v)
                 elif number == _DATA_TYPE:
@@ -116,8 +126,7 @@ def read_small_fast(tensor, code: int) -> list | None:
                 else:
                     return None
             elif wire == 2:
-                length, pos = read_varint(buf, pos, end)
-                stop = pos + length
+                stop = pos + v
                 if stop > end:
                     return None
                 if number == _RAW_DATA:
@@ -125,7 +134,11 @@ def read_small_fast(tensor, code: int) -> list | None:
                 elif number == _DIMS or (number == _INT64_DATA and code == INT64):
                     into = dims if number == _DIMS else typed
                     while pos < stop:
-                        v, pos = read_varint(buf, pos, stop)
+                        v = buf[pos]
+                        if v < 0x80:
+                            pos += 1
+                        else:
+                            v, pos = read_varint(buf, pos, stop)
                         into.append(v - _TO_SIGNED if v >> 63 else v)
                     if pos != stop:
                         return None
