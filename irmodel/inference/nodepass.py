@@ -36,7 +36,7 @@ Anything unusual takes the full path in its place: a node the pattern does not r
 (fields out of order, names over 127 bytes, ``overload`` or metadata set), names that
 are not UTF-8, an op with no opset import, and every node of a kind not cached yet.
 The pass runs only for a graph read from bytes (unchanged), outside function bodies,
-without ``explain`` or symbolic mode.
+without ``explain``; in symbolic mode with its own key (`infer_nodes_symbolic`).
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ def infer_nodes(scope, graph, nodes) -> bool:
     pass does not apply and the caller must take the full path for every node."""
     run = scope.run
     opts = run.options
-    if len(nodes) < FAST_FROM or run.explain is not None or opts.symbolic:
+    if len(nodes) < FAST_FROM or run.explain is not None:
         return False
     span = exact_span(graph)
     if span is None:
@@ -276,6 +276,10 @@ def infer_nodes(scope, graph, nodes) -> bool:
     if spans is None:
         return False
     from ..checker.fastnodes import node_pattern  # noqa: PLC0415 - the compiled pattern, shared
+
+    if opts.symbolic:
+        infer_nodes_symbolic(scope, nodes, span[0], spans)
+        return True
 
     from .engine import Slot  # noqa: PLC0415 - engine imports this module
 
@@ -413,6 +417,95 @@ def infer_nodes(scope, graph, nodes) -> bool:
         except Exception as exc:  # noqa: BLE001 - sorted out as the full path sorts them
             scope.node_failed(NodeView(nodes[k], k), None, exc)
     return True
+
+
+def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
+    """The node pass in symbolic mode: outcomes keyed further by the symbolic state.
+
+    Key: op_type, domain, opset version, attribute bytes, the input types as the scope
+    holds them, the outputs' types if they have one, which inputs and outputs are empty,
+    the inputs' values (`_symbolic_values`) and `symbolic.outcome_token()`.  Under one token the proven
+    equalities are fixed, so the resolved input types, the symbolic rule's result and
+    `symbolic.propagate`'s values are functions of that key.  An outcome is stored only
+    when the token did not change while its node was processed (a node that proved an
+    equality is never replayed), and only for nodes whose outputs hold no value yet
+    (neither at the node that computed it nor at a hit: the full path would skip
+    propagation); outputs that have a type already key by it (the full path merges into
+    it, and propagation reads the merged type).  A hit replays the rule's output types
+    through `Scope.update_type` (fresh names in the same order), a Constant's value and
+    the values propagation added (`Scope._finish_symbolic` records them).
+    """
+    from ..checker.fastnodes import node_pattern  # noqa: PLC0415
+
+    token = scope.run.options.symbolic.outcome_token
+    outcomes = scope.run.outcomes
+    if outcomes is None:
+        outcomes = scope.run.outcomes = {}
+    kinds: dict = {}
+    types = scope.types
+    get_type = types.get
+    shape_data = scope.shape_data
+    full = scope.process_node
+    matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+    for k, m in enumerate(matches):
+        if m is None:
+            full(NodeView(nodes[k], k))
+            continue
+        ins, outs, op, attrs, dom = m.group(1, 2, 4, 5, 6)
+        try:
+            in_names = _names(ins)
+            out_names = _names(outs)
+        except UnicodeDecodeError:
+            full(NodeView(nodes[k], k))
+            continue
+        kind = kinds.get((op, dom), 0)
+        if kind == 0:
+            kind = kinds[(op, dom)] = _kind(scope, op, dom)
+        vsig = _symbolic_values(scope, in_names) if kind is not None else None
+        if vsig is None or any(name in shape_data for name in out_names if name):
+            full(NodeView(nodes[k], k))
+            continue
+        in_types = tuple([None if (slot := get_type(name)) is None else slot.type for name in in_names])
+        out_types = tuple([None if (slot := get_type(name)) is None else slot.type for name in out_names])
+        before = token()
+        key = ("symbolic", op, dom, kind[2], attrs, in_types, tuple(map(bool, in_names)),
+               tuple(map(bool, out_names)), out_types, vsig, before)
+        entry = outcomes.get(key)
+        if entry is not None:
+            _replay_valued(scope, entry, in_names, out_names, nodes, k)
+            continue
+        keep: list = []
+        full(NodeView(nodes[k], k), keep)
+        if len(keep) == 1 and token() == before and len(outcomes) < MAX_OUTCOMES:
+            outcomes[key] = keep[0]
+
+
+def _symbolic_values(scope, names) -> tuple | None:
+    """The inputs' values as a key for `infer_nodes_symbolic`: per input, its small int
+    constant's signature (`_const_signature`), or else the constant object itself (equal
+    only to itself: the same initializer read by every layer), and its propagated value
+    (a tuple of ints, dims and None).  None for a sparse value or a value not a tuple."""
+    const_data, shape_data, sparse, known_sigs = scope.const_data, scope.shape_data, scope.sparse_data, \
+        scope.const_signatures
+    out = []
+    for name in names:
+        c = const_data.get(name)
+        if c is None:
+            if sparse and name in sparse:
+                return None
+            csig = None
+        else:
+            known = known_sigs.get(name)
+            if known is None or known[0] is not c:
+                known = known_sigs[name] = (c, _const_signature(c))
+            csig = known[1]
+            if csig is None:
+                csig = c  # (kept alive by the key: its identity is never reused meanwhile)
+        v = shape_data.get(name)
+        if v is not None and type(v) is not tuple:
+            return None
+        out.append((csig, v))
+    return tuple(out)
 
 
 def _output_data_exists(additions: tuple, out_names: list, shape_data: dict) -> bool:
