@@ -136,3 +136,25 @@ def test_symbolic_pass_is_on_by_default_for_large_graphs(monkeypatch):
     assert len(model.graph.node) >= nodepass.FAST_FROM
     irmodel.infer_shapes(irmodel.loads(irmodel.dumps(model)), symbolic=True)
     assert 0 < calls[0] < len(model.graph.node) // 2
+
+
+def test_constants_keyed_by_value_without_their_names(monkeypatch):
+    """Reshape targets in initializers with other names: the same value hits, another
+    value must not."""
+    targets = [[2, 6], [2, 6], [3, 4], [2, 6], [4, 3], [-1, 6], [0, -1]]
+    nodes, inits = [], []
+    for i, target in enumerate(targets * 2):
+        inits.append(h.make_tensor(f"t{i}", INT64, [2], target))
+        nodes.append(h.make_node("Reshape", ["X", f"t{i}"], [f"r{i}"]))
+        nodes.append(h.make_node("Shape", [f"r{i}"], [f"s{i}"]))
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("X", FLOAT, [3, "N"])], [], initializer=inits)
+    data = irmodel.dumps(h.make_model(graph, opset_imports=[h.make_opsetid("", 18)]))
+    types = _types(assert_same(data, monkeypatch))
+    for i, target in enumerate(targets * 2):
+        shape = types[f"r{i}"].shape
+        if -1 not in target and 0 not in target:
+            assert shape == tuple(target)
+    assert types["r5"].shape[1] == 6 and types["r6"].shape[0] == 3
+    inits = irmodel.loads(data).graph.initializer
+    first = nodepass._unnamed_bytes(inits[0])
+    assert first is not None and first == nodepass._unnamed_bytes(inits[1]) != nodepass._unnamed_bytes(inits[2])

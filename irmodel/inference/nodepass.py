@@ -47,7 +47,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (`from __future__ import annotations`)
     from typing import Any
 
+from wirefmt.errors import DecodeError
 from wirefmt.message import exact_span, item_spans
+from wirefmt.varint import read_varint
 
 from .context import NodeView
 from .tensordata import INT32, INT64
@@ -442,6 +444,7 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
     if outcomes is None:
         outcomes = scope.run.outcomes = {}
     kinds: dict = {}
+    known_sigs: dict = {}
     types = scope.types
     get_type = types.get
     shape_data = scope.shape_data
@@ -453,15 +456,15 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
             continue
         ins, outs, op, attrs, dom = m.group(1, 2, 4, 5, 6)
         try:
-            in_names = _names(ins)
-            out_names = _names(outs)
+            in_names = [ins[2:].decode()] if ins and ins[1] + 2 == len(ins) else _names(ins)
+            out_names = [outs[2:].decode()] if outs and outs[1] + 2 == len(outs) else _names(outs)
         except UnicodeDecodeError:
             full(NodeView(nodes[k], k))
             continue
         kind = kinds.get((op, dom), 0)
         if kind == 0:
             kind = kinds[(op, dom)] = _kind(scope, op, dom)
-        vsig = _symbolic_values(scope, in_names) if kind is not None else None
+        vsig = _symbolic_values(scope, in_names, known_sigs) if kind is not None else None
         if vsig is None or any(name in shape_data for name in out_names if name):
             full(NodeView(nodes[k], k))
             continue
@@ -480,13 +483,14 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
             outcomes[key] = keep[0]
 
 
-def _symbolic_values(scope, names) -> tuple | None:
-    """The inputs' values as a key for `infer_nodes_symbolic`: per input, its small int
-    constant's signature (`_const_signature`), or else the constant object itself (equal
-    only to itself: the same initializer read by every layer), and its propagated value
-    (a tuple of ints, dims and None).  None for a sparse value or a value not a tuple."""
-    const_data, shape_data, sparse, known_sigs = scope.const_data, scope.shape_data, scope.sparse_data, \
-        scope.const_signatures
+def _symbolic_values(scope, names, known_sigs: dict) -> tuple | None:
+    """The inputs' values as a key for `infer_nodes_symbolic`: per input, its constant's
+    bytes without its name (`_unnamed_bytes`; equal bytes, equal value), else its small
+    int signature (`_const_signature`), else the constant object itself (equal only to
+    itself: the same initializer read by every layer); and its propagated value (a tuple
+    of ints, dims and None).  None for a sparse value or a value not a tuple.
+    ``known_sigs``: name -> (constant, its key), per pass."""
+    const_data, shape_data, sparse = scope.const_data, scope.shape_data, scope.sparse_data
     out = []
     for name in names:
         c = const_data.get(name)
@@ -497,15 +501,56 @@ def _symbolic_values(scope, names) -> tuple | None:
         else:
             known = known_sigs.get(name)
             if known is None or known[0] is not c:
-                known = known_sigs[name] = (c, _const_signature(c))
-            csig = known[1]
-            if csig is None:
-                csig = c  # (kept alive by the key: its identity is never reused meanwhile)
+                csig = _unnamed_bytes(c.proto)
+                if csig is None:
+                    csig = _const_signature(c)
+                known = known_sigs[name] = (c, c if csig is None else csig)
+            csig = known[1]  # (a constant object is kept alive by the key: its id is never reused meanwhile)
         v = shape_data.get(name)
         if v is not None and type(v) is not tuple:
             return None
         out.append((csig, v))
     return tuple(out)
+
+
+#: A constant's bytes longer than this are not a key (`_unnamed_bytes`).
+MAX_KEY_BYTES = 1024
+_NAME_TAG = 8 << 3 | 2  # TensorProto.name
+
+
+def _unnamed_bytes(proto) -> bytes | None:
+    """A TensorProto read from bytes: those bytes without its ``name`` fields (the value
+    does not depend on the name), or None (built in memory, long, or not plainly laid out)."""
+    span = exact_span(proto)
+    if span is None or span[2] - span[1] > MAX_KEY_BYTES:
+        return None
+    data = bytes(span[0][span[1]:span[2]])
+    end = len(data)
+    parts = [b"wire"]
+    pos = 0
+    try:
+        while pos < end:
+            first = pos
+            tag, pos = read_varint(data, pos, end)
+            kind = tag & 7
+            if kind == 0:
+                pos = read_varint(data, pos, end)[1]
+            elif kind == 2:
+                length, pos = read_varint(data, pos, end)
+                pos += length
+            elif kind == 1:
+                pos += 8
+            elif kind == 5:
+                pos += 4
+            else:
+                return None
+            if pos > end:
+                return None
+            if tag != _NAME_TAG:
+                parts.append(data[first:pos])
+    except DecodeError:
+        return None
+    return b"".join(parts)
 
 
 def _output_data_exists(additions: tuple, out_names: list, shape_data: dict) -> bool:
