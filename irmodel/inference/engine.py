@@ -347,8 +347,9 @@ class Scope:
         # (`nodepass.value_signature`: None when they are not small and plain).
         # So is a node whose propagation has values to read.
         valued = None
-        if keep is not None and run.options.symbolic:
-            keep = None  # (the node pass does not run in symbolic mode)
+        if run.options.symbolic:
+            self._finish_symbolic(node, ctx, outs, keep)
+            return
         if keep is not None and (ctx.symbolic_ is not None or node.op_type == "Constant" or (
                 prop is not None and run.options.data_prop and data_signature(self, node.inputs) is None)):
             if ctx._inferencers is None and not any(ctx.sparse_data_ or ()) and \
@@ -394,6 +395,29 @@ class Scope:
                 keep.append(sig if len(self.shape_data) == before else None)
         elif keep is not None:
             keep.append(())
+
+    def _finish_symbolic(self, node: NodeView, ctx: InferenceContext, outs: list, keep: list | None) -> None:
+        """Symbolic mode, after the rule: output types, a Constant's value, propagation.
+
+        ``keep`` (the node pass, `nodepass.infer_nodes_symbolic`) receives
+        ``(output types before fresh names, propagated values added by position, the
+        Constant's effect)`` when the outcome is a function of the node, its input types
+        and values and the symbolic state (no sub-graph or sparse value read, no input
+        that is also an output, every added value at one of the node's names)."""
+        if keep is not None and (ctx._inferencers is not None or any(ctx.sparse_data_ or ()) or
+                                 (set(node.inputs) & set(node.outputs)) - {""}):
+            keep = None
+        for i, name in enumerate(node.outputs):
+            if name:
+                self.update_type(name, outs[i])
+        effect = self.process_constant(node) if node.op_type == "Constant" else ()
+        shape_data = self.shape_data
+        before = len(shape_data)
+        self.run.options.symbolic.propagate(node, self)
+        if keep is not None:
+            additions = data_positions(node.inputs, node.outputs, shape_data, before)
+            if additions is not None:
+                keep.append((tuple(outs), additions, effect))
 
     def node_failed(self, node: NodeView, ctx: InferenceContext | None, exc: Exception) -> None:
         """A node's error: recorded (strict mode raises it at the end) or raised as ours."""

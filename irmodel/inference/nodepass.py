@@ -36,7 +36,7 @@ Anything unusual takes the full path in its place: a node the pattern does not r
 (fields out of order, names over 127 bytes, ``overload`` or metadata set), names that
 are not UTF-8, an op with no opset import, and every node of a kind not cached yet.
 The pass runs only for a graph read from bytes (unchanged), outside function bodies,
-without ``explain`` or symbolic mode.
+without ``explain``; in symbolic mode with its own key (`infer_nodes_symbolic`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (`from __future__ import annotations`)
     from typing import Any
 
+from wirefmt.errors import DecodeError
 from wirefmt.message import exact_span, item_spans
+from wirefmt.varint import read_varint
 
 from .context import NodeView
 from .tensordata import INT32, INT64
@@ -267,7 +269,7 @@ def infer_nodes(scope, graph, nodes) -> bool:
     pass does not apply and the caller must take the full path for every node."""
     run = scope.run
     opts = run.options
-    if len(nodes) < FAST_FROM or run.explain is not None or opts.symbolic:
+    if len(nodes) < FAST_FROM or run.explain is not None:
         return False
     span = exact_span(graph)
     if span is None:
@@ -276,6 +278,10 @@ def infer_nodes(scope, graph, nodes) -> bool:
     if spans is None:
         return False
     from ..checker.fastnodes import node_pattern  # noqa: PLC0415 - the compiled pattern, shared
+
+    if opts.symbolic:
+        infer_nodes_symbolic(scope, nodes, span[0], spans)
+        return True
 
     from .engine import Slot  # noqa: PLC0415 - engine imports this module
 
@@ -413,6 +419,138 @@ def infer_nodes(scope, graph, nodes) -> bool:
         except Exception as exc:  # noqa: BLE001 - sorted out as the full path sorts them
             scope.node_failed(NodeView(nodes[k], k), None, exc)
     return True
+
+
+def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
+    """The node pass in symbolic mode: outcomes keyed further by the symbolic state.
+
+    Key: op_type, domain, opset version, attribute bytes, the input types as the scope
+    holds them, the outputs' types if they have one, which inputs and outputs are empty,
+    the inputs' values (`_symbolic_values`) and `symbolic.outcome_token()`.  Under one token the proven
+    equalities are fixed, so the resolved input types, the symbolic rule's result and
+    `symbolic.propagate`'s values are functions of that key.  An outcome is stored only
+    when the token did not change while its node was processed (a node that proved an
+    equality is never replayed), and only for nodes whose outputs hold no value yet
+    (neither at the node that computed it nor at a hit: the full path would skip
+    propagation); outputs that have a type already key by it (the full path merges into
+    it, and propagation reads the merged type).  A hit replays the rule's output types
+    through `Scope.update_type` (fresh names in the same order), a Constant's value and
+    the values propagation added (`Scope._finish_symbolic` records them).
+    """
+    from ..checker.fastnodes import node_pattern  # noqa: PLC0415
+
+    token = scope.run.options.symbolic.outcome_token
+    outcomes = scope.run.outcomes
+    if outcomes is None:
+        outcomes = scope.run.outcomes = {}
+    kinds: dict = {}
+    known_sigs: dict = {}
+    types = scope.types
+    get_type = types.get
+    shape_data = scope.shape_data
+    full = scope.process_node
+    matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+    for k, m in enumerate(matches):
+        if m is None:
+            full(NodeView(nodes[k], k))
+            continue
+        ins, outs, op, attrs, dom = m.group(1, 2, 4, 5, 6)
+        try:
+            in_names = [ins[2:].decode()] if ins and ins[1] + 2 == len(ins) else _names(ins)
+            out_names = [outs[2:].decode()] if outs and outs[1] + 2 == len(outs) else _names(outs)
+        except UnicodeDecodeError:
+            full(NodeView(nodes[k], k))
+            continue
+        kind = kinds.get((op, dom), 0)
+        if kind == 0:
+            kind = kinds[(op, dom)] = _kind(scope, op, dom)
+        vsig = _symbolic_values(scope, in_names, known_sigs) if kind is not None else None
+        if vsig is None or any(name in shape_data for name in out_names if name):
+            full(NodeView(nodes[k], k))
+            continue
+        in_types = tuple([None if (slot := get_type(name)) is None else slot.type for name in in_names])
+        out_types = tuple([None if (slot := get_type(name)) is None else slot.type for name in out_names])
+        before = token()
+        key = ("symbolic", op, dom, kind[2], attrs, in_types, tuple(map(bool, in_names)),
+               tuple(map(bool, out_names)), out_types, vsig, before)
+        entry = outcomes.get(key)
+        if entry is not None:
+            _replay_valued(scope, entry, in_names, out_names, nodes, k)
+            continue
+        keep: list = []
+        full(NodeView(nodes[k], k), keep)
+        if len(keep) == 1 and token() == before and len(outcomes) < MAX_OUTCOMES:
+            outcomes[key] = keep[0]
+
+
+def _symbolic_values(scope, names, known_sigs: dict) -> tuple | None:
+    """The inputs' values as a key for `infer_nodes_symbolic`: per input, its constant's
+    bytes without its name (`_unnamed_bytes`; equal bytes, equal value), else its small
+    int signature (`_const_signature`), else the constant object itself (equal only to
+    itself: the same initializer read by every layer); and its propagated value (a tuple
+    of ints, dims and None).  None for a sparse value or a value not a tuple.
+    ``known_sigs``: name -> (constant, its key), per pass."""
+    const_data, shape_data, sparse = scope.const_data, scope.shape_data, scope.sparse_data
+    out = []
+    for name in names:
+        c = const_data.get(name)
+        if c is None:
+            if sparse and name in sparse:
+                return None
+            csig = None
+        else:
+            known = known_sigs.get(name)
+            if known is None or known[0] is not c:
+                csig = _unnamed_bytes(c.proto)
+                if csig is None:
+                    csig = _const_signature(c)
+                known = known_sigs[name] = (c, c if csig is None else csig)
+            csig = known[1]  # (a constant object is kept alive by the key: its id is never reused meanwhile)
+        v = shape_data.get(name)
+        if v is not None and type(v) is not tuple:
+            return None
+        out.append((csig, v))
+    return tuple(out)
+
+
+#: A constant's bytes longer than this are not a key (`_unnamed_bytes`).
+MAX_KEY_BYTES = 1024
+_NAME_TAG = 8 << 3 | 2  # TensorProto.name
+
+
+def _unnamed_bytes(proto) -> bytes | None:
+    """A TensorProto read from bytes: those bytes without its ``name`` fields (the value
+    does not depend on the name), or None (built in memory, long, or not plainly laid out)."""
+    span = exact_span(proto)
+    if span is None or span[2] - span[1] > MAX_KEY_BYTES:
+        return None
+    data = bytes(span[0][span[1]:span[2]])
+    end = len(data)
+    parts = [b"wire"]
+    pos = 0
+    try:
+        while pos < end:
+            first = pos
+            tag, pos = read_varint(data, pos, end)
+            kind = tag & 7
+            if kind == 0:
+                pos = read_varint(data, pos, end)[1]
+            elif kind == 2:
+                length, pos = read_varint(data, pos, end)
+                pos += length
+            elif kind == 1:
+                pos += 8
+            elif kind == 5:
+                pos += 4
+            else:
+                return None
+            if pos > end:
+                return None
+            if tag != _NAME_TAG:
+                parts.append(data[first:pos])
+    except DecodeError:
+        return None
+    return b"".join(parts)
 
 
 def _output_data_exists(additions: tuple, out_names: list, shape_data: dict) -> bool:
