@@ -260,21 +260,42 @@ def _add_repeated_messages(plan: _Plan, t: bytes, seq, depth: int) -> None:
         return
     spans = seq._spans
     items = seq._item_list()
-    mv = None
     owner = seq._owner
+    src, mv = owner._buf if owner._buf is not None else (None, None)  # None: every item is new
     moved = depth > owner._depth  # its spans were read one level below their owner
+    # Unchanged items that lie back to back in the source, each behind exactly the tag and
+    # length this would write, are copied as one run (tag to last byte): a graph with one
+    # new entry is then a few parts instead of two per node (100,000 nodes: 200,000 parts
+    # to plan and write one by one).  An item behind any other header bytes (a length
+    # written longer than it needs) is written with our header, as before.
+    run_start = run_end = -1
     for i, child in enumerate(items):
         if child is None or type(child) is ref:  # never read, or read but unchanged: exact bytes
-            if mv is None:
-                mv = owner._buf[1]
             a, b = spans[2 * i], spans[2 * i + 1]
             if moved:
-                _check_span_depth(seq._cls, owner._buf[0], a, b, depth + 1,
+                _check_span_depth(seq._cls, src, a, b, depth + 1,
                                   lambda i=i: f"{owner._path()}.{seq._name}[{i}]")
-            plan.add(t + encode_varint(b - a))
+            head = t + encode_varint(b - a)
+            h = a - len(head)
+            if h >= 0 and src[h:a] == head:
+                if h != run_end:
+                    if run_end >= 0:
+                        plan.add(_source(mv, run_start, run_end))
+                    run_start = h
+                run_end = b
+                continue
+            if run_end >= 0:
+                plan.add(_source(mv, run_start, run_end))
+                run_start = run_end = -1
+            plan.add(head)
             plan.add(_source(mv, a, b))
         else:
+            if run_end >= 0:
+                plan.add(_source(mv, run_start, run_end))
+                run_start = run_end = -1
             _add_submessage(plan, t, child, depth)
+    if run_end >= 0:
+        plan.add(_source(mv, run_start, run_end))
 
 
 def _iter_parts(plan: _Plan):
