@@ -20,7 +20,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
-    from typing import BinaryIO, Callable, cast
+    from typing import Any, BinaryIO, Callable, cast
 
     from .message import Message
 else:  # run time: cast is the identity (typing is not imported for it)
@@ -261,6 +261,8 @@ def _add_repeated_messages(plan: _Plan, t: bytes, seq, depth: int) -> None:
     spans = seq._spans
     items = seq._item_list()
     owner = seq._owner
+    src: Any
+    mv: Any
     src, mv = owner._buf if owner._buf is not None else (None, None)  # None: every item is new
     moved = depth > owner._depth  # its spans were read one level below their owner
     # Unchanged items that lie back to back in the source, each behind exactly the tag and

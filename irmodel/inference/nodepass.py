@@ -492,6 +492,7 @@ def _symbolic_values(scope, names, known_sigs: dict) -> tuple | None:
     ``known_sigs``: name -> (constant, its key), per pass."""
     const_data, shape_data, sparse = scope.const_data, scope.shape_data, scope.sparse_data
     out = []
+    csig: Any
     for name in names:
         c = const_data.get(name)
         if c is None:
