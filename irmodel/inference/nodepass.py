@@ -195,8 +195,21 @@ def value_signature(scope, names) -> tuple | None:
     per input, its constant's ``(type, dims, values)`` (int32/int64, rank 0 or 1) or None, and
     its propagated value or None.  None when an input offers anything else (a sparse value,
     a float or larger constant, a value with other than ints, names and unknowns)."""
-    const_data, shape_data, sparse, known_sigs = scope.const_data, scope.shape_data, scope.sparse_data, \
-        scope.const_signatures
+    return _input_values(scope, names, scope.const_signatures, _const_signature, _plain_value)
+
+
+def _plain_value(v) -> bool:
+    return type(v) is tuple and len(v) <= MAX_SIGNED_VALUES and \
+        all(type(x) is int or type(x) is str or x is None for x in v)
+
+
+def _input_values(scope, names, known_sigs: dict, const_key, value_ok) -> tuple | None:
+    """Per input of ``names``, ``(its constant's key, its propagated value)``: the one loop
+    of `value_signature` and `_symbolic_values`, which differ in how a constant becomes a
+    key (``const_key(constant)``, None when it cannot) and which propagated values they take
+    (``value_ok(value)``).  None for a sparse value, a constant without a key or a value not
+    taken.  ``known_sigs``: name -> (constant, its key), so a constant is keyed once."""
+    const_data, shape_data, sparse = scope.const_data, scope.shape_data, scope.sparse_data
     out = []
     for name in names:
         c = const_data.get(name)
@@ -207,13 +220,12 @@ def value_signature(scope, names) -> tuple | None:
         else:
             known = known_sigs.get(name)
             if known is None or known[0] is not c:
-                known = known_sigs[name] = (c, _const_signature(c))
+                known = known_sigs[name] = (c, const_key(c))
             csig = known[1]
             if csig is None:
                 return None
         v = shape_data.get(name)
-        if v is not None and (type(v) is not tuple or len(v) > MAX_SIGNED_VALUES or
-                              not all(type(x) is int or type(x) is str or x is None for x in v)):
+        if v is not None and not value_ok(v):
             return None
         out.append((csig, v))
     return tuple(out)
@@ -248,22 +260,6 @@ def data_positions(inputs, outputs, shape_data: dict, before: int) -> tuple | No
     return tuple(found)
 
 
-def _names(fields: bytes) -> list:
-    """The names in a run of string fields of one-byte lengths (UnicodeDecodeError if not UTF-8)."""
-    end = len(fields)
-    if not end:
-        return []
-    if fields[1] + 2 == end:
-        return [fields[2:].decode()]
-    out = []
-    pos = 0
-    while pos < end:
-        a = pos + 2
-        pos = a + fields[pos + 1]
-        out.append(fields[a:pos].decode())
-    return out
-
-
 def infer_nodes(scope, graph, nodes) -> bool:
     """Infer ``graph``'s nodes in order through the cache; False (nothing done) when the
     pass does not apply and the caller must take the full path for every node."""
@@ -277,7 +273,7 @@ def infer_nodes(scope, graph, nodes) -> bool:
     spans = item_spans(graph, "node")
     if spans is None:
         return False
-    from ..checker.fastnodes import node_pattern  # noqa: PLC0415 - the compiled pattern, shared
+    from ..checker.fastnodes import names_of, node_pattern  # noqa: PLC0415 - the compiled pattern, shared
 
     if opts.symbolic:
         infer_nodes_symbolic(scope, nodes, span[0], spans)
@@ -321,7 +317,7 @@ def infer_nodes(scope, graph, nodes) -> bool:
                 ids = 0 if slot is None else id(slot.type)  # 0 when untyped: no object has that id
                 in_skel = None if name else (False,)
             else:
-                in_names = _names(ins)
+                in_names = names_of(ins)
                 ids = tuple([0 if (slot := get_type(name)) is None else id(slot.type) for name in in_names])
                 in_skel = None if "" not in in_names else tuple(map(bool, in_names))
             if outs and outs[1] + 2 == len(outs):
@@ -330,7 +326,7 @@ def infer_nodes(scope, graph, nodes) -> bool:
                 out_skel = 1 if out_name else (False,)
             else:
                 out_name = None
-                out_names = _names(outs)
+                out_names = names_of(outs)
                 out_skel = len(out_names) if "" not in out_names else tuple(map(bool, out_names))
         except UnicodeDecodeError:
             full(NodeView(nodes[k], k))
@@ -437,7 +433,7 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
     through `Scope.update_type` (fresh names in the same order), a Constant's value and
     the values propagation added (`Scope._finish_symbolic` records them).
     """
-    from ..checker.fastnodes import node_pattern  # noqa: PLC0415
+    from ..checker.fastnodes import names_of, node_pattern  # noqa: PLC0415
 
     token = scope.run.options.symbolic.outcome_token
     outcomes = scope.run.outcomes
@@ -456,8 +452,8 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
             continue
         ins, outs, op, attrs, dom = m.group(1, 2, 4, 5, 6)
         try:
-            in_names = [ins[2:].decode()] if ins and ins[1] + 2 == len(ins) else _names(ins)
-            out_names = [outs[2:].decode()] if outs and outs[1] + 2 == len(outs) else _names(outs)
+            in_names = [ins[2:].decode()] if ins and ins[1] + 2 == len(ins) else names_of(ins)
+            out_names = [outs[2:].decode()] if outs and outs[1] + 2 == len(outs) else names_of(outs)
         except UnicodeDecodeError:
             full(NodeView(nodes[k], k))
             continue
@@ -485,33 +481,25 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
 
 def _symbolic_values(scope, names, known_sigs: dict) -> tuple | None:
     """The inputs' values as a key for `infer_nodes_symbolic`: per input, its constant's
-    bytes without its name (`_unnamed_bytes`; equal bytes, equal value), else its small
-    int signature (`_const_signature`), else the constant object itself (equal only to
-    itself: the same initializer read by every layer); and its propagated value (a tuple
-    of ints, dims and None).  None for a sparse value or a value not a tuple.
-    ``known_sigs``: name -> (constant, its key), per pass."""
-    const_data, shape_data, sparse = scope.const_data, scope.shape_data, scope.sparse_data
-    out = []
-    csig: Any
-    for name in names:
-        c = const_data.get(name)
-        if c is None:
-            if sparse and name in sparse:
-                return None
-            csig = None
-        else:
-            known = known_sigs.get(name)
-            if known is None or known[0] is not c:
-                csig = _unnamed_bytes(c.proto)
-                if csig is None:
-                    csig = _const_signature(c)
-                known = known_sigs[name] = (c, c if csig is None else csig)
-            csig = known[1]  # (a constant object is kept alive by the key: its id is never reused meanwhile)
-        v = shape_data.get(name)
-        if v is not None and type(v) is not tuple:
-            return None
-        out.append((csig, v))
-    return tuple(out)
+    key (`_symbolic_constant_key`) and its propagated value (a tuple of ints, dims and
+    None).  None for a sparse value or a value not a tuple.  ``known_sigs``: name ->
+    (constant, its key), per pass."""
+    return _input_values(scope, names, known_sigs, _symbolic_constant_key, _is_tuple)
+
+
+def _symbolic_constant_key(c):
+    """A constant's bytes without its name (`_unnamed_bytes`; equal bytes, equal value),
+    else its small int signature (`_const_signature`), else the constant object itself
+    (equal only to itself: the same initializer read by every layer; the key keeps it
+    alive, so its id is never reused meanwhile)."""
+    key = _unnamed_bytes(c.proto)
+    if key is None:
+        key = _const_signature(c)
+    return c if key is None else key
+
+
+def _is_tuple(v) -> bool:
+    return type(v) is tuple
 
 
 #: A constant's bytes longer than this are not a key (`_unnamed_bytes`).
