@@ -49,7 +49,8 @@ if TYPE_CHECKING:  # annotations only (`from __future__ import annotations`)
 
 from wirefmt.errors import DecodeError
 from wirefmt.message import exact_span, item_spans
-from wirefmt.varint import read_varint
+from wirefmt.reader import read_field
+from wirefmt.schema import LEN, SGROUP
 
 from .context import NodeView
 from .tensordata import INT32, INT64
@@ -504,7 +505,7 @@ def _is_tuple(v) -> bool:
 
 #: A constant's bytes longer than this are not a key (`_unnamed_bytes`).
 MAX_KEY_BYTES = 1024
-_NAME_TAG = 8 << 3 | 2  # TensorProto.name
+_NAME = 8  # TensorProto.name
 
 
 def _unnamed_bytes(proto) -> bytes | None:
@@ -519,24 +520,12 @@ def _unnamed_bytes(proto) -> bytes | None:
     pos = 0
     try:
         while pos < end:
-            first = pos
-            tag, pos = read_varint(data, pos, end)
-            kind = tag & 7
-            if kind == 0:
-                pos = read_varint(data, pos, end)[1]
-            elif kind == 2:
-                length, pos = read_varint(data, pos, end)
-                pos += length
-            elif kind == 1:
-                pos += 8
-            elif kind == 5:
-                pos += 4
-            else:
+            f, after = read_field(data, pos, end)
+            if f.wire_type == SGROUP:
                 return None
-            if pos > end:
-                return None
-            if tag != _NAME_TAG:
-                parts.append(data[first:pos])
+            if f.number != _NAME or f.wire_type != LEN:
+                parts.append(data[pos:after])
+            pos = after
     except DecodeError:
         return None
     return b"".join(parts)
