@@ -131,3 +131,52 @@ class FileCodeCache:
 
 #: The cache the ONNX message classes use (`irmodel.messages`).
 DEFAULT = FileCodeCache()
+
+#: ``re.DOTALL`` (``re`` itself is not imported for it: see `compiled_pattern`).
+DOTALL = 16
+
+
+def compiled_pattern(name: str, source: bytes, flags: int = 0, cache: FileCodeCache | None = None):
+    """``re.compile(source, flags)``, what the engine compiles it to kept in ``cache``
+    (`DEFAULT`, the scan code's trusted directory) under ``name``.
+
+    A long pattern (a field of each of 128 lengths, as `irmodel.nodescan` reads) takes
+    milliseconds to compile, and importing `re` to compile it 5-10 ms more (enum,
+    functools): with a valid entry neither happens, the stored code is handed to
+    ``_sre.compile`` (built in), which validates it.  The entry holds the source and the
+    flags and is used only for exactly these and this engine (``_sre.MAGIC``, its code
+    size); anything unexpected (a damaged file, another engine) compiles afresh.
+    """
+    import _sre  # type: ignore[import-not-found]  # noqa: PLC0415 - built in, costs nothing
+    import marshal  # noqa: PLC0415 - built in
+
+    cache = DEFAULT if cache is None else cache
+    key = f"re-{name}-{_sre.MAGIC}-{_sre.CODESIZE}-{len(source)}"
+    data = cache.load(key)
+    if data is not None:
+        try:
+            stored, args = marshal.loads(data)
+            if stored == (source, flags):
+                return _sre.compile(source, *args)
+        except Exception:  # noqa: BLE001 - a damaged or foreign entry: compile afresh
+            pass
+    import re  # noqa: PLC0415 - only when there is no valid entry
+
+    try:
+        try:
+            from re import _compiler, _parser  # type: ignore[attr-defined]  # noqa: PLC0415 - 3.11+
+        except ImportError:  # 3.10
+            import sre_compile as _compiler  # noqa: PLC0415
+            import sre_parse as _parser  # noqa: PLC0415
+        parsed = _parser.parse(source, flags)
+        code = list(map(int, _compiler._code(parsed, flags)))
+        groupindex = dict(parsed.state.groupdict)
+        indexgroup: list = [None] * parsed.state.groups
+        for group_name, i in groupindex.items():
+            indexgroup[i] = group_name
+        args = (int(flags | parsed.state.flags), code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
+        pattern = _sre.compile(source, *args)
+    except Exception:  # noqa: BLE001 - another engine's internals: the public way, not kept
+        return re.compile(source, flags)
+    cache.save(key, marshal.dumps(((source, flags), args)))
+    return pattern

@@ -16,6 +16,17 @@ running past its message.  Deeper levels (the contents of a tensor's ``raw_data`
 an attribute's packed ``ints``) are not read by either.  Protobuf's rules hold: the
 last ``op_type`` wins, a field with an unexpected wire type is an unknown field, and
 invalid UTF-8 (kept as bytes by the full path) sends the node to the full path.
+
+`count_ops` reads a whole run of nodes: one regular expression match per node (every
+field length-delimited, of a one-byte tag and length; compiled once and kept in the
+code cache, `irmodel.codecache.compiled_pattern`) splits the node into its leading
+names (input, output, name) and its *kind*, every field after them (op type,
+attributes, doc string, domain, as exporters write them); the nodes are counted by
+kind, and `node_op` reads each distinct kind once (a model has a few dozen, against
+thousands of nodes).  Names need no more than the match: `node_op` skips them, and a
+string field is well formed whatever its bytes.  A node the pattern does not match (a
+field of 128 bytes or more, a varint field, a long length, anything odd) is read by
+`node_op` as before.
 """
 
 from __future__ import annotations
@@ -216,3 +227,102 @@ def node_op(src, start: int, end: int, depth: int) -> tuple | None:
     if pos != end:
         return None
     return op_type, domain
+
+
+# -- a run of nodes, counted by kind ---------------------------------------------------------
+
+#: Tags of the names a node's kind leaves out: input, output, name.
+_NAMES = tuple(_number("NodeProto", f) << 3 | _LEN for f in ("input", "output", "name"))
+#: Every one-byte tag of a length-delimited field.
+_LEN_TAGS = tuple(n << 3 | _LEN for n in range(1, 16))
+#: Runs of fewer nodes are read by `node_op` alone: loading the pattern costs about as
+#: much as reading this many nodes.
+MIN_RUN = 64
+_PATTERNS: list = []
+
+
+def node_pattern():
+    """The compiled pattern of a NodeProto made of length-delimited fields of one-byte
+    tags and lengths (0-127), names first; group 1 is its *kind*, every field after the
+    leading names.  None if there is no code cache to keep it in (see below).
+
+    A field is its tag, a length byte and exactly that many bytes: the length byte picks
+    the one branch of the alternation that starts with it, so nothing backtracks, and
+    each repetition is possessive.  Compiling it costs a process about 40 ms (most of it
+    importing `re`), more than it saves on most graphs, so it is compiled only where its
+    compiled form can be kept for the next process (`irmodel.codecache`); without a
+    cache, `count_ops` reads every node with `node_op`.
+    """
+    if not _PATTERNS:
+        from . import codecache  # noqa: PLC0415 - imported by messages already
+
+        field = b"(?:" + b"|".join(b"\\x%02x" % n + (b".{%d}" % n if n else b"") for n in range(128)) + b")"
+        names = b"[" + b"".join(b"\\x%02x" % t for t in _NAMES) + b"]"
+        any_tag = b"[" + b"".join(b"\\x%02x" % t for t in _LEN_TAGS) + b"]"
+        source = b"(?:" + names + field + b")*+((?:" + any_tag + field + b")*+)"
+        pattern = None
+        if codecache.DEFAULT.directory is not None:
+            pattern = codecache.compiled_pattern("nodescan-node", source, codecache.DOTALL)
+        _PATTERNS.append(pattern)
+    return _PATTERNS[0]
+
+
+def count_ops(src, spans: list, depth: int) -> tuple:
+    """``(counts, walk)`` of the nodes whose spans are ``spans`` (start, end, start, ...)
+    in ``src``: ``counts`` maps ``(op_type, domain)`` to how many of them are plain nodes
+    of that op (`node_op`'s answer), ``walk`` lists, in order, the indices (into the
+    run) of the others, which the caller makes and walks.  ``depth`` as in `node_op`.
+    """
+    pattern = node_pattern() if len(spans) >= 2 * MIN_RUN else None
+    if pattern is None:
+        return _count_each(src, spans, depth)
+    fullmatch = pattern.fullmatch
+    kinds: dict = {}
+    get = kinds.get
+    odd = []  # nodes the pattern does not read
+    it = iter(spans)
+    for i, a, b in zip(range(len(spans) >> 1), it, it):
+        m = fullmatch(src, a, b)
+        if m is None:
+            odd.append(i)
+        else:
+            kind = m[1]
+            kinds[kind] = get(kind, 0) + 1
+    counts: dict = {}
+    refused = set()
+    for kind, n in kinds.items():
+        op = node_op(kind, 0, len(kind), depth)
+        if op is None:
+            refused.add(kind)
+        else:
+            counts[op] = counts.get(op, 0) + n
+    walk = []
+    if refused:  # rare: find the nodes of the kinds node_op refused
+        it = iter(spans)
+        for i, a, b in zip(range(len(spans) >> 1), it, it):
+            m = fullmatch(src, a, b)
+            if m is not None and m[1] in refused:
+                walk.append(i)
+    for i in odd:
+        op = node_op(src, spans[2 * i], spans[2 * i + 1], depth)
+        if op is None:
+            walk.append(i)
+        else:
+            counts[op] = counts.get(op, 0) + 1
+    walk.sort()
+    return counts, walk
+
+
+def _count_each(src, spans: list, depth: int) -> tuple:
+    """`count_ops` by `node_op` alone, node by node."""
+    counts: dict = {}
+    get = counts.get
+    walk = []
+    it = iter(spans)
+    for i, a, b in zip(range(len(spans) >> 1), it, it):
+        op = node_op(src, a, b, depth)
+        if op is None:
+            walk.append(i)
+        else:
+            counts[op] = get(op, 0) + 1
+    return counts, walk

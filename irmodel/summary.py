@@ -20,12 +20,13 @@ from .dtypes import ELEM_TYPES
 from .errors import ExternalDataError
 from .limits import add_sizes, byte_size, element_count
 from .messages import ENUMS
-from .nodescan import node_op
+from .nodescan import count_ops
 from .origin import origin_of
 from .walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, top_level, walk, walk_items
 
 _DTYPE_NAMES = ENUMS["TensorProto.DataType"]
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
+_BLOCK = 8192  # span entries (4096 nodes) the census reads between progress reports
 
 
 def dtype_name(code: int) -> str:
@@ -220,6 +221,12 @@ class Census:
         if self._progress is not None and not self._done & 1023:
             self._progress(self._done, self._total)
 
+    def _advance(self, n: int) -> None:
+        """``n`` nodes done at once: progress as `_tick` would have reported at least once."""
+        before, self._done = self._done, self._done + n
+        if self._progress is not None and before >> 10 != self._done >> 10:
+            self._progress(self._done, self._total)
+
     def _stream_main_graph(self, g: Any, src: Any, spans: list) -> None:
         """The main graph's items as `walk` orders them, plain nodes read from their bytes."""
         where = (None, "graph", None)
@@ -230,16 +237,18 @@ class Census:
             self._visit((SPARSE_TENSOR, t, (where, "sparse_initializer", i)))
         depth = g._depth + 1
         counts: dict = {}  # (op_type, domain) -> nodes; named once at the end
-        get = counts.get
-        for i in range(0, len(spans), 2):
-            op = node_op(src, spans[i], spans[i + 1], depth)
-            if op is None:  # not plain, or not well formed: made and walked as always
-                for item in walk_items([(NODE, g.node[i >> 1], (where, "node", i >> 1))]):
+        for first in range(0, len(spans), _BLOCK):  # blocks: progress now and then
+            block = spans if len(spans) <= _BLOCK else spans[first:first + _BLOCK]
+            found, walked = count_ops(src, block, depth)
+            for op, n in found.items():
+                counts[op] = counts.get(op, 0) + n
+            for i in walked:  # not plain, or not well formed: made and walked as always
+                index = (first >> 1) + i
+                for item in walk_items([(NODE, g.node[index], (where, "node", index))]):
                     self._visit(item)
-                continue
-            counts[op] = get(op, 0) + 1
-            self.streamed += 1
-            self._tick()
+            streamed = (len(block) >> 1) - len(walked)
+            self.streamed += streamed
+            self._advance(streamed)
         for (op_type, domain), n in counts.items():
             name = (domain + "::" if domain not in ("", "ai.onnx") else "") + op_type
             self.main_ops[name] = self.main_ops.get(name, 0) + n
