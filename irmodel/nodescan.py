@@ -17,19 +17,23 @@ an attribute's packed ``ints``) are not read by either.  Protobuf's rules hold: 
 last ``op_type`` wins, a field with an unexpected wire type is an unknown field, and
 invalid UTF-8 (kept as bytes by the full path) sends the node to the full path.
 
-`count_ops` reads a whole run of nodes: one regular expression match per node (every
-field length-delimited, of a one-byte tag and length; compiled once and kept in the
-code cache, `irmodel.codecache.compiled_pattern`) splits the node into its leading
-names (input, output, name) and its *kind*, every field after them (op type,
-attributes, doc string, domain, as exporters write them); the nodes are counted by
-kind, and `node_op` reads each distinct kind once (a model has a few dozen, against
-thousands of nodes).  Names need no more than the match: `node_op` skips them, and a
-string field is well formed whatever its bytes.  A node the pattern does not match (a
-field of 128 bytes or more, a varint field, a long length, anything odd) is read by
-`node_op` as before.
+`count_ops` reads a graph's nodes in runs: one regular expression search over a run's
+bytes (compiled once and kept in the code cache, `irmodel.codecache.compiled_pattern`)
+cuts each node, if all its fields are length-delimited of one-byte tags and lengths,
+into its leading names (input, output, name) and its *kind*, every field after them
+(op type, attributes, doc string, domain, as exporters write them); the nodes are
+counted by kind, and `node_op` reads each distinct kind once (a model has a few dozen,
+against thousands of nodes).  Names need no more than the match: `node_op` skips them,
+and a string field is well formed whatever its bytes.  A run whose matches are not
+exactly its nodes (a field of 128 bytes or more, a varint field, anything odd) and a
+long node are read by `node_op` node by node, as before.
 """
 
 from __future__ import annotations
+
+from _collections import _count_elements  # built in (Counter's counting loop): `collections` is not imported
+from _operator import gt, itemgetter, sub  # built in: `operator` is not imported for them
+from itertools import compress, repeat
 
 from wirefmt.errors import DecodeError
 from wirefmt.reader import read_field
@@ -38,6 +42,7 @@ from wirefmt.varint import read_short_varint, read_varint
 from .messages import CLASSES
 
 _LEN, _VARINT = 2, 0
+_FIELD, _KIND = itemgetter(0), itemgetter(1)
 
 
 def _number(type_name: str, field: str) -> int:
@@ -233,94 +238,117 @@ def node_op(src, start: int, end: int, depth: int) -> tuple | None:
 
 #: Tags of the names a node's kind leaves out: input, output, name.
 _NAMES = tuple(_number("NodeProto", f) << 3 | _LEN for f in ("input", "output", "name"))
-#: Every one-byte tag of a length-delimited field.
-_LEN_TAGS = tuple(n << 3 | _LEN for n in range(1, 16))
+#: Tags a kind's fields may have: every one-byte tag of a length-delimited field but the
+#: graph's node tag (field 1, ``input`` inside a node), which would run into the next node.
+_KIND_TAGS = tuple(n << 3 | _LEN for n in range(2, 16))
+_NODE_TAG = 1 << 3 | _LEN  # GraphProto.node
+assert _number("GraphProto", "node") == 1 and _NAMES[0] == _NODE_TAG
 #: Runs of fewer nodes are read by `node_op` alone: loading the pattern costs about as
 #: much as reading this many nodes.
 MIN_RUN = 64
+#: Nodes longer than this (a Constant's tensor of 1 MB) are read one by one by `node_op`:
+#: a run's pattern may search its bytes, which would touch every page of the payload.
+LONG_NODE = 4096
 _PATTERNS: list = []
 
 
-def node_pattern():
-    """The compiled pattern of a NodeProto made of length-delimited fields of one-byte
-    tags and lengths (0-127), names first; group 1 is its *kind*, every field after the
-    leading names.  None if there is no code cache to keep it in (see below).
+def _field_pattern(order) -> bytes:
+    """One field's length byte and payload: a branch per length, in ``order``."""
+    return b"(?:" + b"|".join(b"\\x%02x" % n + (b".{%d}" % n if n else b"") for n in order) + b")"
+
+
+def run_pattern():
+    """The compiled pattern of one GraphProto ``node`` field: its tag, its length (one or
+    two bytes) and a NodeProto made of length-delimited fields of one-byte tags and
+    lengths (0-127), names first.  Group 1 is the whole field, group 2 the node's *kind*
+    (every field after the leading names).  None if there is no code cache to keep it in.
 
     A field is its tag, a length byte and exactly that many bytes: the length byte picks
-    the one branch of the alternation that starts with it, so nothing backtracks, and
-    each repetition is possessive.  Compiling it costs a process about 40 ms (most of it
-    importing `re`), more than it saves on most graphs, so it is compiled only where its
-    compiled form can be kept for the next process (`irmodel.codecache`); without a
-    cache, `count_ops` reads every node with `node_op`.
+    the one branch of the alternation that starts with it (the branches are tried in
+    order, names' lengths from 20 first), so nothing backtracks, and each repetition is
+    possessive.  Compiling it costs a process about 40 ms (most of it importing `re`),
+    more than it saves on most graphs, so it is compiled only where its compiled form
+    can be kept for the next process (`irmodel.codecache`); without a cache, `count_ops`
+    reads every node with `node_op`.
     """
     if not _PATTERNS:
         from . import codecache  # noqa: PLC0415 - imported by messages already
 
-        field = b"(?:" + b"|".join(b"\\x%02x" % n + (b".{%d}" % n if n else b"") for n in range(128)) + b")"
         names = b"[" + b"".join(b"\\x%02x" % t for t in _NAMES) + b"]"
-        any_tag = b"[" + b"".join(b"\\x%02x" % t for t in _LEN_TAGS) + b"]"
-        source = b"(?:" + names + field + b")*+((?:" + any_tag + field + b")*+)"
+        kind_tag = b"[" + b"".join(b"\\x%02x" % t for t in _KIND_TAGS) + b"]"
+        name_field = _field_pattern([*range(20, 128), *range(20)])
+        kind_field = _field_pattern(range(128))
+        source = (b"(\\x%02x(?:[\\x00-\\x7f]|[\\x80-\\xff][\\x01-\\x7f])" % _NODE_TAG
+                  + b"(?:" + names + name_field + b")*+((?:" + kind_tag + kind_field + b")*+))")
         pattern = None
         if codecache.DEFAULT.directory is not None:
-            pattern = codecache.compiled_pattern("nodescan-node", source, codecache.DOTALL)
+            pattern = codecache.compiled_pattern("nodescan-run", source, codecache.DOTALL)
         _PATTERNS.append(pattern)
     return _PATTERNS[0]
 
 
 def count_ops(src, spans: list, depth: int) -> tuple:
-    """``(counts, walk)`` of the nodes whose spans are ``spans`` (start, end, start, ...)
-    in ``src``: ``counts`` maps ``(op_type, domain)`` to how many of them are plain nodes
-    of that op (`node_op`'s answer), ``walk`` lists, in order, the indices (into the
-    run) of the others, which the caller makes and walks.  ``depth`` as in `node_op`.
+    """``(counts, walk)`` of the nodes of a graph whose spans are ``spans`` (start, end,
+    start, ... of each ``node`` field's payload) in ``src``: ``counts`` maps ``(op_type,
+    domain)`` to how many of them are plain nodes of that op (`node_op`'s answer),
+    ``walk`` lists, in order, the indices (into ``spans``' nodes) of the others, which
+    the caller makes and walks.  ``depth`` as in `node_op`.
+
+    The nodes are cut into runs at each node longer than `LONG_NODE` (read alone); a
+    run's bytes are read by one ``findall`` of `run_pattern`, whose matches are taken
+    only if they are exactly the run's nodes: as many as the nodes and each as long as
+    the bytes from the end of the node before to the end of its own.  As the matches do
+    not overlap, they then cover the run without a gap, so the first starts at the first
+    node's tag and, a node's length being read from the same bytes by both, each match
+    is its node (a ``node`` field is the only field of a graph with that tag, so no other
+    field lies between them).  A run not taken so is read node by node by `node_op`.
     """
-    pattern = node_pattern() if len(spans) >= 2 * MIN_RUN else None
+    n = len(spans) >> 1
+    pattern = run_pattern() if n >= MIN_RUN else None
     if pattern is None:
-        return _count_each(src, spans, depth)
-    fullmatch = pattern.fullmatch
-    kinds: dict = {}
-    get = kinds.get
-    odd = []  # nodes the pattern does not read
-    it = iter(spans)
-    for i, a, b in zip(range(len(spans) >> 1), it, it):
-        m = fullmatch(src, a, b)
-        if m is None:
-            odd.append(i)
-        else:
-            kind = m[1]
-            kinds[kind] = get(kind, 0) + 1
+        return _count_each(src, spans, range(n), depth, {}, [])
+    findall = pattern.findall
+    starts, ends = spans[0::2], spans[1::2]
+    lengths = list(map(sub, ends, starts))
+    long_nodes = list(compress(range(n), map(gt, lengths, repeat(LONG_NODE, n))))
+    kinds: dict = {}  # kind -> nodes
+    taken = []  # (first node, its run's matches) of each run the pattern read
     counts: dict = {}
+    walk: list = []
+    first = 0
+    for stop in (*long_nodes, n):
+        if stop > first:
+            field_start = starts[first] - (2 if lengths[first] > 127 else 1) - 1
+            expected = [ends[first] - field_start, *map(sub, ends[first + 1:stop], ends[first:stop - 1])]
+            found = findall(src, field_start, ends[stop - 1])
+            if len(found) == stop - first and list(map(len, map(_FIELD, found))) == expected:
+                _count_elements(kinds, map(_KIND, found))
+                taken.append((first, found))
+            else:
+                _count_each(src, spans, range(first, stop), depth, counts, walk)
+        if stop < n:
+            _count_each(src, spans, (stop,), depth, counts, walk)
+        first = stop + 1
     refused = set()
-    for kind, n in kinds.items():
+    for kind, k in kinds.items():
         op = node_op(kind, 0, len(kind), depth)
         if op is None:
             refused.add(kind)
         else:
-            counts[op] = counts.get(op, 0) + n
-    walk = []
-    if refused:  # rare: find the nodes of the kinds node_op refused
-        it = iter(spans)
-        for i, a, b in zip(range(len(spans) >> 1), it, it):
-            m = fullmatch(src, a, b)
-            if m is not None and m[1] in refused:
-                walk.append(i)
-    for i in odd:
-        op = node_op(src, spans[2 * i], spans[2 * i + 1], depth)
-        if op is None:
-            walk.append(i)
-        else:
-            counts[op] = counts.get(op, 0) + 1
+            counts[op] = counts.get(op, 0) + k
+    if refused:  # rare: the nodes of the kinds node_op refused
+        for first, found in taken:
+            walk += [first + i for i, (_, kind) in enumerate(found) if kind in refused]
     walk.sort()
     return counts, walk
 
 
-def _count_each(src, spans: list, depth: int) -> tuple:
-    """`count_ops` by `node_op` alone, node by node."""
-    counts: dict = {}
+def _count_each(src, spans: list, nodes, depth: int, counts: dict, walk: list) -> tuple:
+    """`count_ops` of the ``nodes`` (indices) by `node_op` alone, node by node, into
+    ``counts`` and ``walk``."""
     get = counts.get
-    walk = []
-    it = iter(spans)
-    for i, a, b in zip(range(len(spans) >> 1), it, it):
-        op = node_op(src, a, b, depth)
+    for i in nodes:
+        op = node_op(src, spans[2 * i], spans[2 * i + 1], depth)
         if op is None:
             walk.append(i)
         else:

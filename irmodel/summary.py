@@ -12,12 +12,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any, Callable
 
-from wirefmt.safetext import as_text, name_text
-
 from wirefmt.message import exact_span, item_spans
 
 from .dtypes import ELEM_TYPES
-from .errors import ExternalDataError
 from .limits import add_sizes, byte_size, element_count
 from .messages import ENUMS
 from .nodescan import count_ops
@@ -71,6 +68,8 @@ def type_info(type_proto: Any) -> dict:
 
 def type_text(info: dict) -> str:
     """``FLOAT[batch, 3, ?]`` and friends, from a `type_info` dict (names made safe)."""
+    from wirefmt.safetext import name_text  # noqa: PLC0415 - the text output only
+
     kind = info.get("kind")
     if kind in ("tensor", "sparse_tensor"):
         shape = info["shape"]
@@ -124,6 +123,7 @@ def external_entries(t: Any) -> dict:
 def external_info(t: Any) -> tuple:
     """``(ExternalDataInfo or None, problem or None)``: the tensor's entries as every
     reader parses them (`irmodel.external_data.ExternalDataInfo`), without raising."""
+    from .errors import ExternalDataError  # noqa: PLC0415 (only tensors with external data come here)
     from .external_data import ExternalDataInfo  # noqa: PLC0415 (imports the file layer)
 
     try:
@@ -273,6 +273,16 @@ def _op_name(node):
     return b"::".join(x.encode() if isinstance(x, str) else bytes(x) for x in (domain, op))
 
 
+def _histogram_order(item: tuple) -> tuple:
+    """Most frequent first, then by name (a bytes name, invalid UTF-8, as its text)."""
+    name, count = item
+    if not isinstance(name, str):
+        from wirefmt.safetext import as_text  # noqa: PLC0415 - rare: only names of invalid UTF-8
+
+        name = as_text(name)
+    return -count, name
+
+
 def summarize(model: Any, base_dir: str | None = None,
               progress: Callable[[int, int], None] | None = None, *, stream: bool = True) -> dict:
     """The `inspect` summary of ``model`` as a JSON-friendly dict.
@@ -330,7 +340,7 @@ def summarize(model: Any, base_dir: str | None = None,
         "outputs": value_infos(g.output),
         "value_info_count": len(g.value_info),
         "node_count": len(g.node),
-        "op_types": dict(sorted(census.main_ops.items(), key=lambda kv: (-kv[1], as_text(kv[0])))),
+        "op_types": dict(sorted(census.main_ops.items(), key=_histogram_order)),
         "initializer_count": len(g.initializer),
         "initializer_bytes": add_sizes(e["bytes"] for e in by_dtype.values()),
         "initializers_by_dtype": by_dtype,

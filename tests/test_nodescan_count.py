@@ -33,7 +33,7 @@ def _pattern(tmp_path_factory):
     codecache.DEFAULT = cache
     nodescan._PATTERNS.clear()
     try:
-        assert nodescan.node_pattern() is not None
+        assert nodescan.run_pattern() is not None
         yield
     finally:
         codecache.DEFAULT = source_cache
@@ -55,11 +55,12 @@ def _ld(number: int, payload: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
-def _run(nodes: list) -> tuple:
-    """(buffer, spans) of nodes laid side by side, each behind a graph's node tag."""
-    src, spans = bytearray(), []
-    for node in nodes:
-        src += b"\x0a" + _varint(len(node))
+def _run(nodes: list, between=lambda i: b"", length=_varint) -> tuple:
+    """(buffer, spans) of nodes laid side by side, each behind a graph's node tag (and
+    its length as ``length`` writes it), ``between(i)`` before the i-th."""
+    src, spans = bytearray(b"\x12\x01g"), []
+    for i, node in enumerate(nodes):
+        src += between(i) + b"\x0a" + length(len(node))
         spans += [len(src), len(src) + len(node)]
         src += node
     return bytes(src), spans
@@ -77,8 +78,8 @@ def _one_by_one(src, spans, depth=2) -> tuple:
     return counts, walk
 
 
-def _same(nodes: list) -> tuple:
-    src, spans = _run(nodes)
+def _same(nodes: list, **how) -> tuple:
+    src, spans = _run(nodes, **how)
     got = nodescan.count_ops(src, spans, 2)
     assert got == _one_by_one(src, spans)
     return got
@@ -127,6 +128,24 @@ def test_a_refused_kind_sends_every_node_of_that_kind_to_the_walk():
     assert walk == [40, 81] and counts == {("Relu", ""): 40, ("Constant", ""): 40}
 
 
+def test_long_nodes_split_the_run_and_are_read_alone():
+    long_node = _ld(1, b"c") + _ld(4, b"Constant") + _ld(5, _ld(1, b"value") + _ld(5, _ld(9, b"\0" * 5000)))
+    assert len(long_node) > nodescan.LONG_NODE
+    counts, walk = _same([long_node] + _PLAIN * 12 + [long_node, long_node] + _PLAIN * 12 + [long_node])
+    assert counts[("Constant", "")] == 24 + 4 and walk == []
+
+
+@pytest.mark.parametrize("how", [
+    {"between": lambda i: _ld(2, b"graph name") if i == 30 else b""},   # another field among the nodes
+    {"between": lambda i: b"\x0a\x00" if i == 30 else b""},             # an empty node (not in spans)
+    {"length": lambda n: bytes([n | 128, 0]) if n < 128 else _varint(n)},  # lengths in two bytes, one zero
+    {"length": lambda n: _varint(n)[:-1] + bytes([_varint(n)[-1] | 128, 0])},  # and in three
+])
+def test_runs_whose_matches_are_not_their_nodes_are_read_node_by_node(how):
+    _same((_PLAIN + _ODD) * 5, **how)
+    _same(_PLAIN * 15, **how)
+
+
 def test_short_runs_and_no_cache_take_node_op_alone():
     src, spans = _run(_PLAIN * 2)
     assert len(spans) < 2 * nodescan.MIN_RUN
@@ -145,9 +164,11 @@ _FIELD = st.one_of(
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.lists(_FIELD, max_size=5).map(b"".join), min_size=nodescan.MIN_RUN, max_size=90))
-def test_any_run_of_node_bytes_is_counted_as_node_op_counts_it(nodes):
+@given(st.lists(st.lists(_FIELD, max_size=5).map(b"".join), min_size=nodescan.MIN_RUN, max_size=90),
+       st.sampled_from([b"", b"\x0a\x00", _ld(2, b"n"), b"\x0a\x03\x22\x01A"]), st.sets(st.integers(0, 89)))
+def test_any_run_of_node_bytes_is_counted_as_node_op_counts_it(nodes, junk, where):
     _same(nodes)
+    _same(nodes, between=lambda i: junk if i in where else b"")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
