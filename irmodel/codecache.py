@@ -103,6 +103,18 @@ class FileCodeCache:
             self.hits += 1
         return data
 
+    def can_save(self) -> bool:
+        """Whether `save` would keep an entry now: a directory (made if missing) that is
+        ours, trusted and writable (for callers that compile only what can be kept)."""
+        d = self.directory
+        if d is None or not self.writable:
+            return False
+        try:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+            return self._trusted(d) and os.access(d, os.W_OK)
+        except OSError:
+            return False
+
     def save(self, key: str, data: bytes) -> None:
         d = self.directory
         if d is None or not self.writable:
@@ -136,9 +148,12 @@ DEFAULT = FileCodeCache()
 DOTALL = 16
 
 
-def compiled_pattern(name: str, source: bytes, flags: int = 0, cache: FileCodeCache | None = None):
+def compiled_pattern(name: str, source: bytes, flags: int = 0, cache: FileCodeCache | None = None,
+                     only_if_kept: bool = False):
     """``re.compile(source, flags)``, what the engine compiles it to kept in ``cache``
-    (`DEFAULT`, the scan code's trusted directory) under ``name``.
+    (`DEFAULT`, the scan code's trusted directory) under ``name``.  ``only_if_kept``:
+    None instead of compiling a pattern the cache does not hold and cannot keep (for a
+    pattern worth its cost only when later processes load it).
 
     A long pattern (a field of each of 128 lengths, as `irmodel.nodescan` reads) takes
     milliseconds to compile, and importing `re` to compile it 5-10 ms more (enum,
@@ -160,6 +175,8 @@ def compiled_pattern(name: str, source: bytes, flags: int = 0, cache: FileCodeCa
                 return _sre.compile(source, *args)
         except Exception:  # noqa: BLE001 - a damaged or foreign entry: compile afresh
             pass
+    if only_if_kept and not cache.can_save():
+        return None
     import re  # noqa: PLC0415 - only when there is no valid entry
 
     try:

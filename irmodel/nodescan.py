@@ -261,14 +261,15 @@ def run_pattern():
     """The compiled pattern of one GraphProto ``node`` field: its tag, its length (one or
     two bytes) and a NodeProto made of length-delimited fields of one-byte tags and
     lengths (0-127), names first.  Group 1 is the whole field, group 2 the node's *kind*
-    (every field after the leading names).  None if there is no code cache to keep it in.
+    (every field after the leading names).  None if the code cache neither holds it nor
+    can keep it (switched off, read-only).
 
     A field is its tag, a length byte and exactly that many bytes: the length byte picks
     the one branch of the alternation that starts with it (the branches are tried in
     order, names' lengths from 20 first), so nothing backtracks, and each repetition is
     possessive.  Compiling it costs a process about 40 ms (most of it importing `re`),
     more than it saves on most graphs, so it is compiled only where its compiled form
-    can be kept for the next process (`irmodel.codecache`); without a cache, `count_ops`
+    can be kept for the next process (`irmodel.codecache`); without that, `count_ops`
     reads every node with `node_op`.
     """
     if not _PATTERNS:
@@ -280,10 +281,7 @@ def run_pattern():
         kind_field = _field_pattern(range(128))
         source = (b"(\\x%02x(?:[\\x00-\\x7f]|[\\x80-\\xff][\\x01-\\x7f])" % _NODE_TAG
                   + b"(?:" + names + name_field + b")*+((?:" + kind_tag + kind_field + b")*+))")
-        pattern = None
-        if codecache.DEFAULT.directory is not None:
-            pattern = codecache.compiled_pattern("nodescan-run", source, codecache.DOTALL)
-        _PATTERNS.append(pattern)
+        _PATTERNS.append(codecache.compiled_pattern("nodescan-run", source, codecache.DOTALL, only_if_kept=True))
     return _PATTERNS[0]
 
 

@@ -296,3 +296,29 @@ def test_a_process_that_finds_the_pattern_kept_does_not_import_re(tmp_path):
         runs.append(eval(proc.stdout.strip().splitlines()[-1]))  # noqa: S307 - our own repr
     assert runs[0][1] == runs[1][1] == sorted(summarize(irmodel.loads(data))["op_types"].items())
     assert runs[0][0] and not runs[1][0]  # compiled (with re) once, then loaded
+
+
+def test_a_pattern_is_not_compiled_where_it_cannot_be_kept(tmp_path):
+    blocker = tmp_path / "a file"
+    blocker.write_bytes(b"")
+    for cache in (codecache.FileCodeCache(""), codecache.FileCodeCache(str(blocker / "cache"))):
+        assert not cache.can_save()
+        assert codecache.compiled_pattern("t", b"x", 0, cache, only_if_kept=True) is None
+        assert codecache.compiled_pattern("t", b"x", 0, cache).fullmatch(b"x")  # compiled, not kept
+    kept = codecache.FileCodeCache(str(tmp_path / "kept"))
+    assert kept.can_save()
+    assert codecache.compiled_pattern("t", b"x", 0, kept, only_if_kept=True).fullmatch(b"x")
+    assert kept.saved == 1
+
+
+def test_without_a_code_cache_a_large_graph_is_read_node_by_node(tmp_path):
+    data = _large_model().SerializeToString()
+    code = ("import sys, irmodel\nfrom irmodel.summary import summarize\nfrom irmodel import nodescan\n"
+            f"s = summarize(irmodel.loads({data!r}))\n"
+            "print(repr(('re' in sys.modules, nodescan._PATTERNS, sorted(s['op_types'].items()))))")
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, codecache.ENV: ""}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    imported_re, patterns, ops = eval(proc.stdout.strip().splitlines()[-1])  # noqa: S307 - our own repr
+    assert not imported_re and patterns == [None]
+    assert ops == sorted(summarize(irmodel.loads(data))["op_types"].items())
