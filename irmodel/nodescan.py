@@ -31,8 +31,10 @@ long node are read by `node_op` node by node, as before.
 
 from __future__ import annotations
 
-from _collections import _count_elements  # built in (Counter's counting loop): `collections` is not imported
-from _operator import gt, itemgetter, sub  # built in: `operator` is not imported for them
+# Built in (Counter's counting loop, and operator's functions): `collections` and
+# `operator` are not imported for them.
+from _collections import _count_elements  # type: ignore[import-not-found]
+from _operator import gt, itemgetter, sub
 from itertools import compress, repeat
 
 from wirefmt.errors import DecodeError
@@ -281,7 +283,11 @@ def run_pattern():
         kind_field = _field_pattern(range(128))
         source = (b"(\\x%02x(?:[\\x00-\\x7f]|[\\x80-\\xff][\\x01-\\x7f])" % _NODE_TAG
                   + b"(?:" + names + name_field + b")*+((?:" + kind_tag + kind_field + b")*+))")
-        _PATTERNS.append(codecache.compiled_pattern("nodescan-run", source, codecache.DOTALL, only_if_kept=True))
+        try:
+            pattern = codecache.compiled_pattern("nodescan-run", source, codecache.DOTALL, only_if_kept=True)
+        except Exception:  # noqa: BLE001 - an engine without possessive repeats (before 3.11): node_op alone
+            pattern = None
+        _PATTERNS.append(pattern)
     return _PATTERNS[0]
 
 
