@@ -47,6 +47,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
@@ -653,8 +654,9 @@ def main(argv=None) -> int:
     print(f"models in {args.out} (scale {args.scale:g})", file=sys.stderr)
     models = ensure_models(args.out, args.scale)
     t_models = time.perf_counter() - t_start
-    scratch = os.path.join(args.out, "scratch")
-    os.makedirs(scratch, exist_ok=True)
+    # A scratch directory of this run's own: two runs sharing --out (the models are worth
+    # sharing) must not write their children's results and outputs over each other's.
+    scratch = tempfile.mkdtemp(prefix="scratch-", dir=args.out)
     launcher = Launcher(scratch)
     cases = {}
     context = Context(launcher, models, args.repeat, scratch)
