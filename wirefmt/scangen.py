@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .message import Message
     from .schema import FieldSpec
 
+from .varint import read_short_varint
 from .schema import BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT, MessageSpec, Registry
 
 _HEADER_CHILD = '''\
@@ -93,10 +94,18 @@ def scan(msg, src, mv, pos, end):
     lazy = d.get("_lazy")
 '''
 
+# Hot loop, tuned for CPython's specialising interpreter (3.11+): a comparison is
+# specialised (COMPARE_OP_INT_JUMP) only when the conditional jump after it needs no
+# EXTENDED_ARG, so every hot test jumps a short way: the end test jumps over a `break`
+# (not past the whole loop, as `while pos < end` would), and the branch bodies are kept
+# under 255 code units by calling out for the rare cases (`long_length`).  Measured:
+# docs/ARCHITECTURE.md (start-up and speed) and benchmarks/RESULTS.md.
 _LOOP_HEAD = '''\
     while True:
         try:
-            while pos < end:
+            while True:
+                if pos >= end:
+                    break
                 tag = src[pos]
 '''
 
@@ -117,23 +126,30 @@ _LOOP_TAIL = '''\
 '''
 
 # Length-delimited value after a tag of @L bytes: sets q (value start) and e (value end).
+# A one-byte length inline; longer ones through `long_length` (keeps the body short).
 _LEN = '''\
                     n = src[pos + @L]
                     if n < 128:
                         q = pos + @L1
                         e = q + n
-                    elif pos + @L1 < end and src[pos + @L1] < 128:  # two bytes: as read_short_varint
-                        n = (n & 127) | (src[pos + @L1] << 7)
-                        q = pos + @L2
-                        e = q + n
-                        if e > end:
-                            overrun(m, src, start, end)
                     else:
-                        n, q = read_short_varint(src, pos + @L, end, "length")
-                        e = q + n
-                        if e > end:
-                            overrun(m, src, start, end)
+                        q, e = long_len(m, src, pos + @L, start, end, overrun)
 '''
+
+
+def long_length(m, src, p: int, start: int, end: int, overrun: Callable) -> tuple[int, int]:
+    """``(start, end)`` of a length-delimited value whose length at ``p`` takes more than one
+    byte; a value that runs past ``end`` is refused (`overrun`) before anything is sliced.
+    IndexError at the end of the buffer is the caller's to explain, as for its inline reads."""
+    if p + 1 < end and src[p + 1] < 128:  # two bytes: as read_short_varint
+        q = p + 2
+        e = q + ((src[p] & 127) | (src[p + 1] << 7))
+    else:
+        n, q = read_short_varint(src, p, end, "length")
+        e = q + n
+    if e > end:
+        overrun(m, src, start, end)
+    return q, e
 
 
 def _indent(text: str, levels: int) -> str:
@@ -297,6 +313,10 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Cal
             continue
         if b[0] < 128:
             entries.append(b)
+        elif hot and f.name not in hot:
+            # Left to `slow`: of a type with a hot order, the two-byte chain holds its hot
+            # fields only, so that the test that enters it jumps over a short body.
+            continue
         else:
             if not long_:
                 entries.append(None)  # the nested chain goes here
