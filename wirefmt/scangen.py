@@ -191,25 +191,54 @@ def _sibling_pops(spec: MessageSpec, f) -> str:
 
 
 def _new_list(f, check: str, locals_: set) -> str:
-    """Find or create the repeated container once per scan, then keep it in a local.
+    """Create the repeated container on the field's first element, then keep it in a local.
 
-    The container is created on the first element; if packed chunks of the field came
-    first (they wait in ``_lazy``), the generic path keeps the order exact.  The local's
-    name is added to ``locals_`` (the function header initialises each to None).
+    The local holds the field's container whenever the instance dict has one: the header
+    sets it (`_local_init`), and every call of ``slow``, which may create or replace
+    containers, reloads it (`_with_reloads`); so the first element needs no dict lookup.
+    If packed chunks of the field came first (they wait in ``_lazy``), the generic path
+    keeps the order exact.  The local's name is added to ``locals_``.
     """
     name, local = f.name, f"L{f.number}"
     locals_.add(local)
+    packable = f.kind != STRING  # strings are never packed: no chunk can wait in _lazy
     return (f"                    if {local} is None:\n"
-            f"                        {local} = d.get({name!r})\n"
-            f"                        if {local} is None:\n"
-            f"                            if lazy and {name!r} in lazy:\n"
-            f"                                pos = slow(m, src, mv, pos, end)\n"
-            f"                                lazy = d.get(\"_lazy\")\n"
-            f"                                continue\n"
+            + (f"                        if lazy and {name!r} in lazy:\n"
+               f"                            pos = slow(m, src, mv, pos, end)\n"
+               f"                            lazy = d.get(\"_lazy\")\n"
+               f"                            continue\n" if packable else "") +
             # new_repeated((), m, check) without the call: two per node
-            f"                            {local} = d[{name!r}] = RS()\n"
-            f"                            {local}._owner = m\n"
-            f"                            {local}._check = {check}\n")
+            f"                        {local} = d[{name!r}] = RS()\n"
+            f"                        {local}._owner = m\n"
+            f"                        {local}._check = {check}\n")
+
+
+def _local_field(spec: MessageSpec, local: str) -> str:
+    """The field a container local (``L<number>`` or ``R<number>``) holds."""
+    return spec.by_number[int(local[1:])].name
+
+
+def _local_init(spec: MessageSpec, locals_: set, fresh: bool) -> str:
+    """The header lines that set the container locals: None in a message made now (its dict
+    holds no field yet), else what the dict holds."""
+    return "".join(f"    {local} = None\n" if fresh else f"    {local} = d.get({_local_field(spec, local)!r})\n"
+                   for local in sorted(locals_))
+
+
+def _with_reloads(source: str, spec: MessageSpec, locals_: set) -> str:
+    """``source`` with the container locals reloaded from the dict after every call of ``slow``
+    (each is followed by its reload of ``lazy``)."""
+    if not locals_:
+        return source
+    out = []
+    for line in source.splitlines(True):
+        out.append(line)
+        if line.strip() == 'lazy = d.get("_lazy")':
+            pad = line[:len(line) - len(line.lstrip())]
+            # One short line (the bodies must stay short, see _LOOP_HEAD): a map unpacked.
+            names = tuple(_local_field(spec, local) for local in sorted(locals_))
+            out.append(f"{pad}{', '.join(sorted(locals_))}, = map(d.get, {names!r})\n")
+    return "".join(out)
 
 
 def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
@@ -234,11 +263,12 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
             body = _LEN + sibs + f"                    d[{name!r}] = mv[q:e]\n"
         elif f.repeated:  # the spans go straight into the field's sequence
             consts[f"CLASS_{f.number}"] = cls_of(f)
+            local = f"R{f.number}"  # the sequence, kept as `_new_list` keeps a container
+            locals_.add(local)
             body = _LEN + (
-                f"                    seq = d.get({name!r})\n"
-                "                    if seq is None:\n"
+                f"                    if {local} is None:\n"
                 # RepeatedMessages(m, name, cls, [q, e]) without its __init__'s call
-                "                        seq = new(RM)\n"
+                f"                        seq = {local} = new(RM)\n"
                 "                        seq._owner = m\n"
                 f"                        seq._name = {name!r}\n"
                 f"                        seq._cls = CLASS_{f.number}\n"
@@ -247,7 +277,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
                 "                        seq._forget_cb = None\n"
                 f"                        d[{name!r}] = seq\n"
                 "                    else:\n"
-                "                        spans = seq._spans\n"
+                f"                        spans = {local}._spans\n"
                 "                        spans.append(q)\n"
                 "                        spans.append(e)\n")
         else:
@@ -489,13 +519,14 @@ def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: 
 
     def source_of() -> str:
         body, locals_ = scan_source(spec, registry, {}, cls_of)
-        init = "".join(f"    {name} = None\n" for name in sorted(locals_))
+        init = _local_init(spec, locals_, fresh=which == "make_child")
+        body = _with_reloads(body + _LOOP_TAIL, spec, locals_)
         if which == "make_child":
             lookup = _MEMO_LOOKUP.replace("            return m\n", _indent(_eager_empty(spec, True), 2)
                                           + "            return m\n") if memo else ""
-            return (_HEADER_CHILD + lookup + init + _LOOP_HEAD + body + _LOOP_TAIL
+            return (_HEADER_CHILD + lookup + init + _LOOP_HEAD + body
                     + (_MEMO_STORE if memo else "") + _eager_empty(spec, False) + "    return m\n")
-        return _HEADER_SCAN + init + _LOOP_HEAD + body + _LOOP_TAIL
+        return _HEADER_SCAN + init + _LOOP_HEAD + body
 
     # The key names the generator's files and the stamp's length, so that two versions of
     # a schema or of this generator (two checkouts, say) mostly keep an entry each instead
