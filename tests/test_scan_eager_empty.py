@@ -90,3 +90,16 @@ def test_packed_ints_stay_lazy_and_decode():
         assert "ints" not in a.__dict__ and list(a.ints) == [1, 0, 2] and list(a.floats) == []
         ref = onnx.NodeProto.FromString(node).attribute[0]
         assert list(ref.ints) == [1, 0, 2] and a.SerializeToString() == attr  # clean: its own bytes
+
+
+def test_clearing_an_empty_container_leaves_the_bytes_exact(scanners):
+    data = _model_bytes()
+    m = irmodel.ModelProto.FromString(data)
+    a = m.graph.node[3].attribute[0]
+    a.ClearField("floats")
+    assert a._start >= 0 and m.SerializeToString() == data
+    a.ints.append(2)
+    a.ints.pop()  # emptied by a change: the change counts
+    a.ClearField("ints")
+    ref = onnx.load_from_string(data)
+    assert a._start == -1 and m.SerializeToString() == ref.SerializeToString()

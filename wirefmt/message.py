@@ -266,7 +266,10 @@ class Message:
             raise ValueError(f"{self._type_name} has no field {name!r}")
         d = self.__dict__
         lazy = d.get("_lazy")
-        had = d.pop(name, None) is not None
+        value = d.pop(name, None)
+        # An empty container (read, or put in place by the scan: `scangen._EAGER_EMPTY`)
+        # changes nothing when cleared: the bytes stay exact.
+        had = value is not None and not (type(value) is RepeatedScalars and not value)
         if lazy and lazy.pop(name, None) is not None:
             had = True
         if had:
