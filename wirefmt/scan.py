@@ -24,7 +24,7 @@ from .containers import HELD, RepeatedMessages, RepeatedScalars, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .reader import convert_varint, float32_nan, iter_fields, read_field, read_length, unpack_fixed, unpack_varints
-from .scangen import build_scanner, generic_child_maker
+from .scangen import build_scanner, generic_child_maker, long_length
 from .schema import (BOOL, BYTES, ENUM, FIXED_FORMAT, FIXED_WIDTH, FLOAT, I32, I64, INT32, INT64, LEN,
                      MESSAGE, SINT32, SINT64, STRING, UINT64, VARINT, WIRE_TYPE, MessageSpec, Registry)
 from .varint import encode_varint, read_short_varint, read_varint, to_int32
@@ -354,7 +354,7 @@ def _memo_store(memo: dict, key: bytes, d: dict) -> None:
 
 
 _SCANNER_HELPERS = {
-    "memo_store": _memo_store,
+    "memo_store": _memo_store, "long_len": long_length,
     "new": _new, "HELD": HELD, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
     "read_varint": read_varint, "read_short_varint": read_short_varint, "to_int32": to_int32, "float32_nan": float32_nan,
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .message import Message
     from .schema import FieldSpec
 
+from .varint import read_short_varint
 from .schema import BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT, MessageSpec, Registry
 
 _HEADER_CHILD = '''\
@@ -85,6 +86,27 @@ _MEMO_STORE = '''\
         memo_store(MEMO, key, d)
 '''
 
+# Repeated scalar fields whose empty container `make_child` puts in place when the scan
+# found none (tuned for the full walk, which reads all three of every attribute: an absent
+# field read through its class's `_LazyScalars` costs a Python call from C, ~4k
+# instructions, against ~1k here).  The container is the one that read would have made
+# (owner, element check), so mutation, copy-on-write and encoding are unchanged; fields
+# with packed chunks waiting in ``_lazy`` are left to that read.
+_EAGER_EMPTY = {"AttributeProto": ("floats", "ints", "strings")}
+
+
+def _eager_empty(spec: MessageSpec, after_memo_hit: bool) -> str:
+    """The source that puts the empty containers of ``_EAGER_EMPTY[spec.name]`` in place."""
+    out = []
+    for name in _EAGER_EMPTY.get(spec.name, ()):
+        f = spec.by_name[name]
+        indent = "    "
+        if not after_memo_hit:  # a memo hit holds plain values only, and nothing is lazy
+            out.append(f"    if {name!r} not in d and not (lazy and {name!r} in lazy):\n")
+            indent = "        "
+        out.append(f"{indent}E = d[{name!r}] = RS()\n{indent}E._owner = m\n{indent}E._check = CHECK_{f.number}\n")
+    return "".join(out)
+
 _HEADER_SCAN = '''\
 def scan(msg, src, mv, pos, end):
     m = msg
@@ -93,10 +115,18 @@ def scan(msg, src, mv, pos, end):
     lazy = d.get("_lazy")
 '''
 
+# Hot loop, tuned for CPython's specialising interpreter (3.11+): a comparison is
+# specialised (COMPARE_OP_INT_JUMP) only when the conditional jump after it needs no
+# EXTENDED_ARG, so every hot test jumps a short way: the end test jumps over a `break`
+# (not past the whole loop, as `while pos < end` would), and the branch bodies are kept
+# under 255 code units by calling out for the rare cases (`long_length`).  Measured:
+# docs/ARCHITECTURE.md (start-up and speed) and benchmarks/RESULTS.md.
 _LOOP_HEAD = '''\
     while True:
         try:
-            while pos < end:
+            while True:
+                if pos >= end:
+                    break
                 tag = src[pos]
 '''
 
@@ -117,23 +147,30 @@ _LOOP_TAIL = '''\
 '''
 
 # Length-delimited value after a tag of @L bytes: sets q (value start) and e (value end).
+# A one-byte length inline; longer ones through `long_length` (keeps the body short).
 _LEN = '''\
                     n = src[pos + @L]
                     if n < 128:
                         q = pos + @L1
                         e = q + n
-                    elif pos + @L1 < end and src[pos + @L1] < 128:  # two bytes: as read_short_varint
-                        n = (n & 127) | (src[pos + @L1] << 7)
-                        q = pos + @L2
-                        e = q + n
-                        if e > end:
-                            overrun(m, src, start, end)
                     else:
-                        n, q = read_short_varint(src, pos + @L, end, "length")
-                        e = q + n
-                        if e > end:
-                            overrun(m, src, start, end)
+                        q, e = long_len(m, src, pos + @L, start, end, overrun)
 '''
+
+
+def long_length(m, src, p: int, start: int, end: int, overrun: Callable) -> tuple[int, int]:
+    """``(start, end)`` of a length-delimited value whose length at ``p`` takes more than one
+    byte; a value that runs past ``end`` is refused (`overrun`) before anything is sliced.
+    IndexError at the end of the buffer is the caller's to explain, as for its inline reads."""
+    if p + 1 < end and src[p + 1] < 128:  # two bytes: as read_short_varint
+        q = p + 2
+        e = q + ((src[p] & 127) | (src[p + 1] << 7))
+    else:
+        n, q = read_short_varint(src, p, end, "length")
+        e = q + n
+    if e > end:
+        overrun(m, src, start, end)
+    return q, e
 
 
 def _indent(text: str, levels: int) -> str:
@@ -154,25 +191,54 @@ def _sibling_pops(spec: MessageSpec, f) -> str:
 
 
 def _new_list(f, check: str, locals_: set) -> str:
-    """Find or create the repeated container once per scan, then keep it in a local.
+    """Create the repeated container on the field's first element, then keep it in a local.
 
-    The container is created on the first element; if packed chunks of the field came
-    first (they wait in ``_lazy``), the generic path keeps the order exact.  The local's
-    name is added to ``locals_`` (the function header initialises each to None).
+    The local holds the field's container whenever the instance dict has one: the header
+    sets it (`_local_init`), and every call of ``slow``, which may create or replace
+    containers, reloads it (`_with_reloads`); so the first element needs no dict lookup.
+    If packed chunks of the field came first (they wait in ``_lazy``), the generic path
+    keeps the order exact.  The local's name is added to ``locals_``.
     """
     name, local = f.name, f"L{f.number}"
     locals_.add(local)
+    packable = f.kind != STRING  # strings are never packed: no chunk can wait in _lazy
     return (f"                    if {local} is None:\n"
-            f"                        {local} = d.get({name!r})\n"
-            f"                        if {local} is None:\n"
-            f"                            if lazy and {name!r} in lazy:\n"
-            f"                                pos = slow(m, src, mv, pos, end)\n"
-            f"                                lazy = d.get(\"_lazy\")\n"
-            f"                                continue\n"
+            + (f"                        if lazy and {name!r} in lazy:\n"
+               f"                            pos = slow(m, src, mv, pos, end)\n"
+               f"                            lazy = d.get(\"_lazy\")\n"
+               f"                            continue\n" if packable else "") +
             # new_repeated((), m, check) without the call: two per node
-            f"                            {local} = d[{name!r}] = RS()\n"
-            f"                            {local}._owner = m\n"
-            f"                            {local}._check = {check}\n")
+            f"                        {local} = d[{name!r}] = RS()\n"
+            f"                        {local}._owner = m\n"
+            f"                        {local}._check = {check}\n")
+
+
+def _local_field(spec: MessageSpec, local: str) -> str:
+    """The field a container local (``L<number>`` or ``R<number>``) holds."""
+    return spec.by_number[int(local[1:])].name
+
+
+def _local_init(spec: MessageSpec, locals_: set, fresh: bool) -> str:
+    """The header lines that set the container locals: None in a message made now (its dict
+    holds no field yet), else what the dict holds."""
+    return "".join(f"    {local} = None\n" if fresh else f"    {local} = d.get({_local_field(spec, local)!r})\n"
+                   for local in sorted(locals_))
+
+
+def _with_reloads(source: str, spec: MessageSpec, locals_: set) -> str:
+    """``source`` with the container locals reloaded from the dict after every call of ``slow``
+    (each is followed by its reload of ``lazy``)."""
+    if not locals_:
+        return source
+    out = []
+    for line in source.splitlines(True):
+        out.append(line)
+        if line.strip() == 'lazy = d.get("_lazy")':
+            pad = line[:len(line) - len(line.lstrip())]
+            # One short line (the bodies must stay short, see _LOOP_HEAD): a map unpacked.
+            names = tuple(_local_field(spec, local) for local in sorted(locals_))
+            out.append(f"{pad}{', '.join(sorted(locals_))}, = map(d.get, {names!r})\n")
+    return "".join(out)
 
 
 def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
@@ -197,11 +263,12 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
             body = _LEN + sibs + f"                    d[{name!r}] = mv[q:e]\n"
         elif f.repeated:  # the spans go straight into the field's sequence
             consts[f"CLASS_{f.number}"] = cls_of(f)
+            local = f"R{f.number}"  # the sequence, kept as `_new_list` keeps a container
+            locals_.add(local)
             body = _LEN + (
-                f"                    seq = d.get({name!r})\n"
-                "                    if seq is None:\n"
+                f"                    if {local} is None:\n"
                 # RepeatedMessages(m, name, cls, [q, e]) without its __init__'s call
-                "                        seq = new(RM)\n"
+                f"                        seq = {local} = new(RM)\n"
                 "                        seq._owner = m\n"
                 f"                        seq._name = {name!r}\n"
                 f"                        seq._cls = CLASS_{f.number}\n"
@@ -210,7 +277,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
                 "                        seq._forget_cb = None\n"
                 f"                        d[{name!r}] = seq\n"
                 "                    else:\n"
-                "                        spans = seq._spans\n"
+                f"                        spans = {local}._spans\n"
                 "                        spans.append(q)\n"
                 "                        spans.append(e)\n")
         else:
@@ -297,6 +364,10 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Cal
             continue
         if b[0] < 128:
             entries.append(b)
+        elif hot and f.name not in hot:
+            # Left to `slow`: of a type with a hot order, the two-byte chain holds its hot
+            # fields only, so that the test that enters it jumps over a short body.
+            continue
         else:
             if not long_:
                 entries.append(None)  # the nested chain goes here
@@ -448,11 +519,14 @@ def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: 
 
     def source_of() -> str:
         body, locals_ = scan_source(spec, registry, {}, cls_of)
-        init = "".join(f"    {name} = None\n" for name in sorted(locals_))
+        init = _local_init(spec, locals_, fresh=which == "make_child")
+        body = _with_reloads(body + _LOOP_TAIL, spec, locals_)
         if which == "make_child":
-            return (_HEADER_CHILD + (_MEMO_LOOKUP if memo else "") + init + _LOOP_HEAD + body + _LOOP_TAIL
-                    + (_MEMO_STORE if memo else "") + "    return m\n")
-        return _HEADER_SCAN + init + _LOOP_HEAD + body + _LOOP_TAIL
+            lookup = _MEMO_LOOKUP.replace("            return m\n", _indent(_eager_empty(spec, True), 2)
+                                          + "            return m\n") if memo else ""
+            return (_HEADER_CHILD + lookup + init + _LOOP_HEAD + body
+                    + (_MEMO_STORE if memo else "") + _eager_empty(spec, False) + "    return m\n")
+        return _HEADER_SCAN + init + _LOOP_HEAD + body
 
     # The key names the generator's files and the stamp's length, so that two versions of
     # a schema or of this generator (two checkouts, say) mostly keep an entry each instead

@@ -1,0 +1,105 @@
+"""The empty containers `make_child` puts in place for absent repeated scalar fields
+(`wirefmt.scangen._EAGER_EMPTY`: an AttributeProto's ints, floats and strings).
+
+They must be exactly what reading the absent field would have made: the instance's own
+container (owner, element check, the same object on every read), and a change through
+them must reach the model and encode as protobuf's does the same change, whether the
+attribute came from the scan or from the memo, and whatever the generic scan does.
+"""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from onnx import helper
+
+import irmodel
+from wirefmt import use_generated_scanners
+from wirefmt.containers import RepeatedScalars
+
+_FIELDS = ("ints", "floats", "strings")
+
+
+def _model_bytes() -> bytes:
+    nodes = [helper.make_node("Softmax", [f"t{i}"], [f"t{i + 1}"], name=f"n{i}",
+                              axis=-1 if i % 2 else 3,  # repeated bytes: memo hits from the third node
+                              **({"perm": [1, 0]} if i % 4 == 0 else {}))
+             for i in range(80)]  # more than 64 nodes: items held weakly
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("t0", onnx.TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("t80", onnx.TensorProto.FLOAT, [1])])
+    return helper.make_model(graph).SerializeToString()
+
+
+@pytest.fixture(params=[True, False], ids=["generated", "generic"])
+def scanners(request):
+    use_generated_scanners(request.param)
+    yield request.param
+    use_generated_scanners(True)
+
+
+def test_absent_fields_read_as_the_instances_own_empty_containers(scanners):
+    m = irmodel.ModelProto.FromString(_model_bytes())
+    built = irmodel.AttributeProto()
+    for node in m.graph.node:
+        for a in node.attribute:
+            for name in _FIELDS:
+                value = getattr(a, name)
+                assert type(value) is RepeatedScalars and value._owner is a and value is getattr(a, name)
+                assert value._check is getattr(built, name)._check
+                if name != "ints" or a.name != "perm":
+                    assert value == []
+            assert a._start >= 0  # reading changed nothing
+
+
+@pytest.mark.parametrize("node_index", [1, 3, 5, 4])  # memo hits (axis -1 and 3 seen before), a list
+def test_a_change_through_an_eager_container_reaches_the_model_and_encodes_as_protobuf(scanners, node_index):
+    data = _model_bytes()
+    m = irmodel.ModelProto.FromString(data)
+    ref = onnx.load_from_string(data)
+    a = m.graph.node[node_index].attribute[0]
+    floats, strings = a.floats, a.strings
+    del a  # the containers alone keep the change alive
+    floats.append(0.25)
+    strings.extend([b"x", b"y"])
+    r = ref.graph.node[node_index].attribute[0]
+    r.floats.append(0.25)
+    r.strings.extend([b"x", b"y"])
+    assert list(m.graph.node[node_index].attribute[0].floats) == [0.25]
+    assert m.SerializeToString() == ref.SerializeToString()
+    # the other attributes with the same bytes (memo copies) are untouched
+    assert all(len(n.attribute[0].floats) == 0 for i, n in enumerate(m.graph.node) if i != node_index)
+
+
+def test_an_eager_container_checks_elements_as_a_read_one_does(scanners):
+    m = irmodel.ModelProto.FromString(_model_bytes())
+    a = m.graph.node[3].attribute[0]
+    errors = []
+    for target in (a, irmodel.AttributeProto()):
+        with pytest.raises(Exception) as info:
+            target.ints.append("not an int")
+        errors.append(type(info.value))
+    assert errors[0] is errors[1] and m.graph.node[3].attribute[0]._start >= 0
+
+
+def test_packed_ints_stay_lazy_and_decode():
+    # proto3 writers pack AttributeProto.ints: the chunk waits in _lazy, no empty list hides it.
+    attr = b"\x0a\x04perm" + b"\x42\x03\x01\x00\x02" + b"\xa0\x01\x07"  # ints packed [1, 0, 2], type INTS
+    node = b"\x22\x09Transpose" + b"\x2a" + bytes([len(attr)]) + attr
+    for _ in range(2):  # the second time through the memo's lookup
+        a = irmodel.NodeProto.FromString(node).attribute[0]
+        assert "ints" not in a.__dict__ and list(a.ints) == [1, 0, 2] and list(a.floats) == []
+        ref = onnx.NodeProto.FromString(node).attribute[0]
+        assert list(ref.ints) == [1, 0, 2] and a.SerializeToString() == attr  # clean: its own bytes
+
+
+def test_clearing_an_empty_container_leaves_the_bytes_exact(scanners):
+    data = _model_bytes()
+    m = irmodel.ModelProto.FromString(data)
+    a = m.graph.node[3].attribute[0]
+    a.ClearField("floats")
+    assert a._start >= 0 and m.SerializeToString() == data
+    a.ints.append(2)
+    a.ints.pop()  # emptied by a change: the change counts
+    a.ClearField("ints")
+    ref = onnx.load_from_string(data)
+    assert a._start == -1 and m.SerializeToString() == ref.SerializeToString()
