@@ -343,8 +343,8 @@ def _spliced_and_appended(data: bytes, monkeypatch, **kw):
     calls = [0]
     real = splice.splice_value_infos
 
-    def counted(model, fields):
-        done = real(model, fields)
+    def counted(model, fields, spans=None):
+        done = real(model, fields, spans)
         calls[0] += done
         return done
 
@@ -404,6 +404,114 @@ def test_splice_gives_the_appended_bytes(monkeypatch, layout, spliced):
         a, b, calls = _spliced_and_appended(data, monkeypatch, **kw)
         assert a == b
         assert calls == (1 if spliced else 0), layout
+
+
+def _layouts():
+    """``(layout, graph fields, canonical)``: graphs laid out as our encoder writes them and not."""
+    relu, neg, x, declared, out, last = _parts()
+    base = [(1, relu), (1, neg), (1, last), (2, b"g"), (11, x), (12, out)]
+    big = irmodel.dumps(_floats("w", [40]))  # an item of 2-byte length
+    huge = irmodel.dumps(helper.make_tensor("h", FLOAT, [5000], b"\x00" * 20000, raw=True))  # 3-byte length
+    meta = irmodel.dumps(irmodel.StringStringEntryProto(key="k", value="v"))
+    yield "canonical", base, True
+    yield "value_info", base + [(13, declared)], True
+    yield "after", base + [(13, declared), (16, meta), (16, meta)], True
+    yield "after_only", base + [(14, b""), (16, meta)], True
+    yield "doc", base[:4] + [(10, b"doc")] + base[4:], True
+    yield "long_items", base[:4] + [(5, big), (5, huge), (5, big)] + base[4:], True
+    yield "no_nodes", [(2, b"g"), (5, big), (11, x)], True
+    yield "empty", [], True
+    yield "unordered", [(11, x)] + base[:4] + base[5:], False
+    yield "node_after_name", base[:2] + [(2, b"g"), (1, last)] + base[4:], False
+    yield "interleaved", [(1, relu), (5, big), (1, neg), (11, x)], False
+    yield "name_twice", base[:4] + [(2, b"h")] + base[4:], False
+    yield "doc_before_name", base[:3] + [(10, b"doc"), (2, b"g")] + base[4:], False
+    yield "unknown_field", base + [(20, b"?")], False
+
+
+def _padded(fields: list) -> bytes:
+    """``_graph_model`` with the first field's length written in two bytes (valid, not shortest)."""
+    number, payload = fields[0]
+    graph = bytes([number << 3 | 2, len(payload) | 0x80, 0]) + payload + b"".join(_field(n, v) for n, v in fields[1:])
+    return b"\x08\x08" + _field(7, graph) + _field(8, b"\x10\x12")
+
+
+def _spliced_graph_state(g) -> dict:
+    """What a graph holds after its scan: spans of its repeated fields, its strings, its bytes."""
+    from wirefmt.message import exact_span, item_spans
+    src, start, end = exact_span(g)
+    state = {"bytes": bytes(src[start:end])}
+    for f in type(g)._spec.fields:
+        if f.repeated:
+            spans = item_spans(g, f.name)
+            state[f.name] = None if spans is None else [s - start for s in spans]
+        elif f.name in g.__dict__:
+            state[f.name] = g.__dict__[f.name]
+    return state
+
+
+def _entries(names):
+    from irmodel.inference.types import TensorType, value_info_fields
+    spans: list = []
+    fields = value_info_fields([(n, TensorType(FLOAT, (2, "N"))) for n in names], spans)
+    return fields, spans
+
+
+@pytest.mark.parametrize("names", [["y"], ["y", "z" * 200, "w"]])
+def test_spliced_graph_without_a_scan_is_what_a_scan_gives(names, monkeypatch):
+    # The spliced graph made from the old graph's spans holds what a scan of its bytes
+    # holds (same spans, strings, bytes), and the layouts the spans cannot prove
+    # canonical are the ones the field walk rejects.
+    from irmodel.inference import splice
+    monkeypatch.setattr(splice, "SPLICE_RATIO", 1 << 40)
+    fields, spans = _entries(names)
+    for layout, graph_fields, canonical in _layouts():
+        for data in [_graph_model(graph_fields)] + ([_padded(graph_fields)] if graph_fields else []):
+            canonical = canonical and data == _graph_model(graph_fields)
+            model = irmodel.loads(data)
+            g = model.graph
+            for f in type(g)._spec.fields:  # as inference reads them: every item list made
+                if f.repeated:
+                    getattr(g, f.name)
+            src, start, end = exact_span_of(g)
+            assert (splice.field_layout(g, start, end) is not None) == canonical, layout
+            assert (splice.insertion_point(src, start, end) is not None) == canonical, layout
+            if not canonical:
+                assert not splice.splice_value_infos(irmodel.loads(data), fields, spans)
+                continue
+            arithmetic, scanned = irmodel.loads(data), irmodel.loads(data)
+            assert splice.splice_value_infos(arithmetic, fields, spans)
+            assert splice.splice_value_infos(scanned, fields)  # no spans: the new bytes are scanned
+            assert _spliced_graph_state(arithmetic.graph) == _spliced_graph_state(scanned.graph), layout
+            assert irmodel.dumps(arithmetic) == irmodel.dumps(scanned)
+            assert [vi.name for vi in arithmetic.graph.value_info][-len(names):] == names
+            expected = irmodel.loads(data)
+            expected.graph.value_info.extend(irmodel.loads(_field(7, fields), "ModelProto").graph.value_info)
+            assert irmodel.dumps(arithmetic) == irmodel.dumps(expected)
+
+
+def exact_span_of(g):
+    from wirefmt.message import exact_span
+    return exact_span(g)
+
+
+def test_splice_falls_back_to_the_field_walk(monkeypatch):
+    # A layout the spans do not prove (here: forced) takes the field walk and a scan: same bytes.
+    from irmodel.inference import splice
+    monkeypatch.setattr(splice, "field_layout", lambda g, start, end: None)
+    monkeypatch.setattr(splice, "SPLICE_RATIO", 1 << 40)
+    for layout, graph_fields, canonical in _layouts():
+        data = _graph_model(graph_fields)
+        fields, spans = _entries(["y"])
+        model = irmodel.loads(data)
+        assert splice.splice_value_infos(model, fields, spans) == canonical, layout
+        if canonical:
+            expected = irmodel.loads(data)
+            expected.graph.value_info.extend(irmodel.loads(_field(7, fields), "ModelProto").graph.value_info)
+            assert irmodel.dumps(model) == irmodel.dumps(expected)
+    relu, neg, x, declared, out, last = _parts()
+    a, b, calls = _spliced_and_appended(_graph_model([(1, relu), (1, neg), (2, b"g"), (11, x)]), monkeypatch)
+    assert a == b and calls == 1
 
 
 def test_splice_with_sub_graph_entries(monkeypatch):

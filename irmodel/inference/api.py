@@ -204,8 +204,9 @@ def _write_record(rec, model) -> None:
     from .denotation import declared_type_bytes  # noqa: PLC0415
     g = rec.graph
     if rec.added:
-        fields = value_info_fields([(name, slot.type) for name, slot in rec.added])
-        if model is not None and splice_value_infos(model, fields):
+        spans: list = []
+        fields = value_info_fields([(name, slot.type) for name, slot in rec.added], spans)
+        if model is not None and splice_value_infos(model, fields, spans):
             g = model.graph
         else:
             # One decode for all new entries; each stays a span of that buffer, copied as is.

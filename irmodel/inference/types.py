@@ -30,6 +30,7 @@ an existing declared type is written back untouched unless inference changed it)
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Union
 
 from wirefmt import encode_varint
@@ -355,17 +356,21 @@ def value_infos_in_model_bytes(entries) -> bytes:
     return _field(7, value_info_fields(entries))  # ModelProto.graph
 
 
-def value_info_fields(entries) -> bytes:
+def value_info_fields(entries, spans: list | None = None) -> bytes:
     """``GraphProto.value_info`` fields (each with its tag), one per ``(name, type)``.
 
     Each distinct type object is serialized once, with the heads (tag and lengths) of
     the entries of each name length; an entry is then that head, its name and the type's
-    bytes, and the whole a single join.
+    bytes, and the whole a single join.  ``spans``, when given, receives the flat
+    ``[start, end, ...]`` of each entry's ValueInfoProto (after its tag and length) in
+    the result, as a scan of it would record them (`splice` needs no scan then).
     """
     short = _SHORT
-    heads: dict = {}  # (id(type), name length) -> (type, head, field 2 with its tag); type kept alive
+    # (id(type), name length) -> (type, head, field 2 with its tag, entry size, message size); type kept alive
+    heads: dict = {}
     parts: list = []
     extend = parts.extend
+    sized: list | None = [] if spans is not None else None
     for name, t in entries:
         if type(name) is str:
             try:
@@ -382,8 +387,16 @@ def value_info_fields(entries) -> bytes:
             name_head = b"\x0a" + (short[n] if n < 128 else _varint(n))
             size = len(name_head) + n + len(field)
             head = b"\x6a" + (short[size] if size < 128 else _varint(size)) + name_head  # value_info (13)
-            hit = heads[(id(t), n)] = (t, head, field)
+            hit = heads[(id(t), n)] = (t, head, field, len(head) - len(name_head) + size, size)
         extend((hit[1], nb, hit[2]))
+        if sized is not None:
+            sized.append(hit)
+    if spans is not None and sized:
+        ends = list(accumulate([hit[3] for hit in sized]))
+        flat: list = [0] * (2 * len(ends))
+        flat[1::2] = ends
+        flat[0::2] = [end - hit[4] for end, hit in zip(ends, sized)]
+        spans.extend(flat)
     return b"".join(parts)
 
 
