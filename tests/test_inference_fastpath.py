@@ -237,6 +237,37 @@ def test_attributes_differing_where_the_rule_looks_or_not(monkeypatch):
     assert shapes["c0"] == [6, 3] and shapes["c1"] == [3, 6] and shapes["c3"] == [3, 6]
 
 
+def test_float_attributes_masked_only_where_the_rule_does_not_look(monkeypatch):
+    # Gemms whose alpha differs share an outcome by their masked kind (`by_masked`) while
+    # the rule does not read alpha; a rule that reads it (patched in here) must see each
+    # node's own value: the same bytes as the full path, each shape from its alpha.
+    from irmodel.inference import registry
+    from irmodel.inference.types import TensorType
+    alphas = [0.5, 0.5, 0.75, 0.25, 0.5, 0.75]  # with betas that all differ: hits through the variants
+    nodes = [helper.make_node("Gemm", ["a", "b"], [f"g{i}"], alpha=alpha, beta=i + 1.0, transB=1)
+             for i, alpha in enumerate(alphas)]
+    data = _model(nodes, [_vi("a", FLOAT, [3, 3]), _vi("b", FLOAT, [3, 3])])
+    out = assert_same(data, monkeypatch)
+    assert all([d.dim_value for d in vi.type.tensor_type.shape.dim] == [3, 3]
+               for vi in irmodel.loads(out).graph.value_info)
+    real = registry.inference_function
+
+    def reading_alpha(domain, op_type, since_version):
+        fn = real(domain, op_type, since_version)
+        if op_type != "Gemm":
+            return fn
+
+        def gemm(ctx):
+            fn(ctx)
+            ctx.set_output(0, TensorType(FLOAT, (int(ctx.attr("alpha").f * 4),)))
+        return gemm
+
+    monkeypatch.setattr(registry, "inference_function", reading_alpha)
+    out = assert_same(data, monkeypatch, expect_hits=False)
+    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in irmodel.loads(out).graph.value_info}
+    assert shapes == {f"g{i}": [int(alpha * 4)] for i, alpha in enumerate(alphas)}
+
+
 def test_doc_strings_names_and_unusual_nodes(monkeypatch):
     long_name = "v" * 200
     nodes = [helper.make_node("Relu", ["x"], ["a"], doc_string="first"),

@@ -274,7 +274,7 @@ def infer_nodes(scope, graph, nodes) -> bool:
     spans = item_spans(graph, "node")
     if spans is None:
         return False
-    from ..checker.fastnodes import names_of, node_pattern  # noqa: PLC0415 - the compiled pattern, shared
+    from ..checker.fastnodes import masked_kind, names_of, node_pattern  # noqa: PLC0415 - the compiled pattern, shared
 
     if opts.symbolic:
         infer_nodes_symbolic(scope, nodes, span[0], spans)
@@ -292,6 +292,12 @@ def infer_nodes(scope, graph, nodes) -> bool:
     # type object is the one its producer's outcome holds); each entry keeps its types
     # alive, so an id is never reused while it is a key.  Per graph: its versions are fixed.
     by_id: dict = {}
+    # Hits through the attributes the rule looked up (`by_shape`'s variants), by the node's
+    # kind with its float attribute values masked (`fastnodes.masked_kind`: a Gemm's alpha
+    # that differs per node) and the input type ids: the masked bytes are the same
+    # attributes, as well formed, with the same values except those floats, and an entry
+    # is stored only when no attribute the rule looked up holds a float there.
+    by_masked: dict = {}
     kinds: dict = {}  # (op_type field, domain field) -> (op_type, domain, version, prop) or None
     types = scope.types
     get_type = types.get
@@ -334,8 +340,13 @@ def infer_nodes(scope, graph, nodes) -> bool:
             continue
         id_key = (kind_bytes, ids, in_skel, out_skel)
         found = by_id.get(id_key)
+        if found is None and b"\x15" in kind_bytes:  # a float attribute: its value masked
+            masked_key = (masked_kind(kind_bytes), ids, in_skel, out_skel)
+            found = by_masked.get(masked_key)
+        else:
+            masked_key = None
         if found is not None:
-            hit, kind, partial = found[0], found[1], None
+            hit, kind, partial = found[0], found[1], found[3]
         else:
             in_types: Any = [None if (slot := get_type(name)) is None else slot.type for name in in_names]
             op, attrs, dom = m.group(4, 5, 6)
@@ -359,15 +370,18 @@ def infer_nodes(scope, graph, nodes) -> bool:
                         hit = table.get(tuple([items.get(name) for name in known]))
                         if hit is not None:
                             partial = known
+                            if masked_key is not None and len(by_masked) < MAX_OUTCOMES and \
+                                    not any(b"\x15" in items[name] for name in known if name in items):
+                                by_masked[masked_key] = (hit, kind, in_types, known)
                             break
                 if hit is None:
                     entry = _miss(scope, nodes, k, key, attrs, items, variants, shape_key, kind, full, outcomes,
                                   by_shape)
                     if entry is not None and len(by_id) < MAX_OUTCOMES:
-                        by_id[id_key] = (entry, kind, in_types)
+                        by_id[id_key] = (entry, kind, in_types, None)
                     continue
             elif len(by_id) < MAX_OUTCOMES:
-                by_id[id_key] = (hit, kind, in_types)
+                by_id[id_key] = (hit, kind, in_types, None)
         if type(hit) is dict:  # outcomes by the inputs' values (`value_signature`)
             vsig = value_signature(scope, in_names)
             entry = hit.get(vsig) if vsig is not None else None
