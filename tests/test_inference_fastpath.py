@@ -237,6 +237,17 @@ def test_attributes_differing_where_the_rule_looks_or_not(monkeypatch):
     assert shapes["c0"] == [6, 3] and shapes["c1"] == [3, 6] and shapes["c3"] == [3, 6]
 
 
+def test_two_inputs_with_an_empty_name(monkeypatch):
+    # Two input names are read inline: an empty one keys the outcome apart (which inputs are empty).
+    nodes = []
+    for i, ins in enumerate([["a", ""], ["a", "m"], ["a", ""], ["", "m"], ["a", "m"], ["", "m"]]):
+        nodes.append(helper.make_node("Clip", ins, [f"c{i}"]))
+    data = _model(nodes, [_vi("a", FLOAT, [3, "N"]), _vi("m", FLOAT, [])])
+    out = assert_same(data, monkeypatch, expect_hits=False)
+    typed = [vi.name for vi in irmodel.loads(out).graph.value_info]
+    assert typed == [node.output[0] for node in nodes if node.input[0]]  # Clip without its input: untyped
+
+
 def test_float_attributes_masked_only_where_the_rule_does_not_look(monkeypatch):
     # Gemms whose alpha differs share an outcome by their masked kind (`by_masked`) while
     # the rule does not read alpha; a rule that reads it (patched in here) must see each

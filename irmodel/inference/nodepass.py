@@ -282,6 +282,8 @@ def infer_nodes(scope, graph, nodes) -> bool:
 
     from .engine import Slot  # noqa: PLC0415 - engine imports this module
 
+    new_slot = object.__new__
+
     src: Any = span[0]
     outcomes = run.outcomes
     if outcomes is None:
@@ -313,16 +315,25 @@ def infer_nodes(scope, graph, nodes) -> bool:
             full(NodeView(nodes[k], k))
             continue
         ins, outs, kind_bytes = m.group(1, 2, 3)  # kind_bytes: op_type to domain (attributes, doc_string)
-        try:  # one name: inline (most nodes have one output, many one input)
+        try:  # one or two names: inline (most nodes have one output, one or two inputs)
             ids: Any
             in_skel: Any
             out_skel: Any
-            if ins and ins[1] + 2 == len(ins):
+            a = ins[1] + 2 if ins else 0
+            if a == len(ins) and a:
                 name = ins[2:].decode()
                 in_names = [name]
                 slot = get_type(name)
                 ids = 0 if slot is None else id(slot.type)  # 0 when untyped: no object has that id
                 in_skel = None if name else (False,)
+            elif a and a + 2 + ins[a + 1] == len(ins):
+                name = ins[2:a].decode()
+                second = ins[a + 2:].decode()
+                in_names = [name, second]
+                slot = get_type(name)
+                slot2 = get_type(second)
+                ids = (0 if slot is None else id(slot.type), 0 if slot2 is None else id(slot2.type))
+                in_skel = None if name and second else (bool(name), bool(second))
             else:
                 in_names = names_of(ins)
                 ids = tuple([0 if (slot := get_type(name)) is None else id(slot.type) for name in in_names])
@@ -398,7 +409,9 @@ def infer_nodes(scope, graph, nodes) -> bool:
                     if out_name in types:
                         update_type(out_name, t)
                     else:
-                        slot = Slot(t)
+                        slot = new_slot(Slot)  # `Slot(t)` without its __init__
+                        slot.type = t
+                        slot.merged = None
                         types[out_name] = slot
                         if added is not None:
                             added.append((out_name, slot))
