@@ -248,6 +248,51 @@ def test_two_inputs_with_an_empty_name(monkeypatch):
     assert typed == [node.output[0] for node in nodes if node.input[0]]  # Clip without its input: untyped
 
 
+def test_collector_paused_for_the_pass_and_resumed(monkeypatch):
+    # The pass pauses the cyclic collector, collects the young generation after every
+    # COLLECT_EVERY full-path nodes, and leaves the collector as it found it: on, off,
+    # or with the caller's frozen objects still frozen; also when inference raises.
+    import gc
+    nodes = [helper.make_node("Relu", ["a"], ["r0"])] + [
+        helper.make_node("Relu" if i % 2 else "Neg", [f"r{i}"], [f"r{i + 1}"]) for i in range(12)]
+    data = _model(nodes, [_vi("a", FLOAT, [2, "N"])])
+    bad = _model([helper.make_node("Add", ["a", "b"], ["c"])], [_vi("a", FLOAT, [2]), _vi("b", FLOAT, [3])])
+    monkeypatch.setattr(nodepass, "FAST_FROM", 0)
+    monkeypatch.setattr(nodepass, "COLLECT_EVERY", 1)
+    young = []
+
+    def seen(phase, info):
+        if phase == "start" and info["generation"] == 0:
+            young.append(gc.isenabled())
+
+    assert gc.isenabled()
+    gc.callbacks.append(seen)
+    try:
+        infer_shapes(irmodel.loads(data))
+        assert young and not any(young)  # collected by the pass itself, the collector paused
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        with pytest.raises(InferenceError):
+            infer_shapes(irmodel.loads(bad), strict_mode=True)
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            infer_shapes(irmodel.loads(data))
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+        gc.freeze()
+        try:
+            frozen = gc.get_freeze_count()
+            young.clear()
+            infer_shapes(irmodel.loads(data))
+            assert gc.get_freeze_count() >= frozen and gc.isenabled()
+        finally:
+            gc.unfreeze()
+    finally:
+        gc.callbacks.remove(seen)
+    assert assert_same(data, monkeypatch, data_prop=True)
+
+
 def test_float_attributes_masked_only_where_the_rule_does_not_look(monkeypatch):
     # Gemms whose alpha differs share an outcome by their masked kind (`by_masked`) while
     # the rule does not read alpha; a rule that reads it (patched in here) must see each
