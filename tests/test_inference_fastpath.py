@@ -644,7 +644,18 @@ def test_value_info_fields_match_one_entry_each():
     shared = TensorType(7, (2, "N"))
     entries = [("a", shared), ("b", shared), ("n" * 130, shared), ("é", long_type), ("\udcff", UNSET),
                (b"raw", SequenceType(shared)), ("c", long_type), ("d" * 127, TensorType(1, None))]
-    assert value_info_fields(entries) == b"".join(field(13, value_info_bytes(n, t)) for n, t in entries)
+    expected = b"".join(field(13, value_info_bytes(n, t)) for n, t in entries)
+    assert value_info_fields(entries) == expected
+    entries += [("e", shared), ("f", shared), ("gg", shared), ("h", long_type)]  # runs of one type and length
+    expected = b"".join(field(13, value_info_bytes(n, t)) for n, t in entries)
+    spans: list = []
+    assert value_info_fields(entries, spans) == expected
+    assert value_info_fields([(n, engine.Slot(t)) for n, t in entries], slots=True) == expected
+    scanned = irmodel.loads(field(7, expected), "ModelProto").graph
+    from wirefmt.message import item_spans
+    assert spans == [s - item_spans(scanned, "value_info")[0] + spans[0] for s in item_spans(scanned, "value_info")]
+    assert [bytes(expected[a:b]) for a, b in zip(spans[0::2], spans[1::2])] == \
+        [value_info_bytes(n, t) for n, t in entries]
 
 
 def test_sub_graph_names_collected_from_the_bytes(monkeypatch):

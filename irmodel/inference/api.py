@@ -205,7 +205,7 @@ def _write_record(rec, model) -> None:
     g = rec.graph
     if rec.added:
         spans: list = []
-        fields = value_info_fields([(name, slot.type) for name, slot in rec.added], spans)
+        fields = value_info_fields(rec.added, spans, slots=True)
         if model is not None and splice_value_infos(model, fields, spans):
             g = model.graph
         else:
