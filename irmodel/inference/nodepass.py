@@ -180,9 +180,8 @@ def data_signature(scope, names) -> tuple | None:
             sig.append(False)
             continue
         known = inert.get(name)
-        if known is None or known[0] is not c:
-            proto = c.proto
-            known = inert[name] = (c, len(proto.dims) > 1 or proto.data_type not in (INT32, INT64))
+        if known is None or known[0] is not c:  # (its type only: a lazy constant stays unread)
+            known = inert[name] = (c, len(c.dims) > 1 or c.data_type not in (INT32, INT64))
         if not known[1]:
             return None
         sig.append(True)

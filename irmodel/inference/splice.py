@@ -218,7 +218,7 @@ def splice_value_infos(model, entries_bytes: bytes, entry_spans: list | None = N
     if end - start > MAX_SPLICE_BYTES or end - start > SPLICE_RATIO * len(entries_bytes):
         return False
     layout = field_layout(g, start, end) if entry_spans is not None else None
-    if layout is not None:
+    if layout is not None and entry_spans is not None:
         model.graph = _spliced_graph(g, src, start, end, layout, entries_bytes, entry_spans)
         return True
     at = insertion_point(src, start, end)

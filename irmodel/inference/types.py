@@ -31,7 +31,7 @@ an existing declared type is written back untouched unless inference changed it)
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Union
+from typing import Any, Union
 
 from wirefmt import encode_varint
 
@@ -374,7 +374,9 @@ def value_info_fields(entries, spans: list | None = None, slots: bool = False) -
     parts: list = []
     extend = parts.extend
     sized: list | None = [] if spans is not None else None
-    last_t = last_n = hit = None
+    last_t: Any = None
+    last_n: Any = None
+    hit: Any = None
     for name, t in entries:
         if slots:
             t = t.type
