@@ -8,7 +8,8 @@ as much as the rest of seeding.  Here an initializer laid out as exporters write
     dims (each a varint of 1 to 10 bytes), data_type (one byte), name (a length of one
     byte, UTF-8), then raw_data to its end or nothing,
 
-is read with one regular expression: its dims and data_type bytes key a table of
+is read with one regular expression up to its name, and the raw_data's tag and length
+after it (never its bytes: a weight stays unread, its pages untouched): its dims and data_type bytes key a table of
 ``(type, small)`` made from the TensorProto of the first initializer with those bytes
 (the same bytes decode alike, so the message's answers are reused exactly); its
 constant is a `LazyConstant`, which makes the TensorProto only when something reads
@@ -37,8 +38,7 @@ def _pattern():
         _PATTERNS.append(re.compile(
             rb"((?:\x08[\x80-\xff]{0,9}[\x00-\x7f])*+)"  # dims, unpacked
             rb"(\x10[\x00-\x7f])?+"                      # data_type
-            rb"\x42(" + name + rb")"                    # name
-            rb"(\x4a.*)?", re.S))                        # raw_data (checked: to the end)
+            rb"\x42(" + name + rb")", re.S))            # name; then raw_data, read apart
     return _PATTERNS[0]
 
 
@@ -71,14 +71,18 @@ class LazyConstant(ConstTensor):
         return list(self._dims)
 
 
-def _raw_data_to_end(rest: bytes) -> bool:
-    """``rest`` is one raw_data field (tag 0x4a, a varint length) reaching exactly its end."""
+def _raw_data_to_end(src, pos: int, end: int) -> bool:
+    """``src[pos:end]`` is nothing, or one raw_data field (tag 0x4a, a varint length) reaching
+    exactly ``end`` (its bytes are not read: a weight's pages stay untouched)."""
+    if pos == end:
+        return True
+    if src[pos] != 0x4A:
+        return False
     n = 0
     shift = 0
-    pos = 1
-    end = len(rest)
-    while pos < end and pos <= 10:
-        b = rest[pos]
+    start = pos = pos + 1
+    while pos < end and pos - start < 10:
+        b = src[pos]
         pos += 1
         n |= (b & 0x7F) << shift
         if b < 0x80:
@@ -106,12 +110,13 @@ def seed_initializers(scope, graph) -> bool:
     interned = scope.interned
     const_data = scope.const_data
     seed = scope._seed_initializer
-    matches = map(_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+    ends = spans[1::2]
+    matches = map(_pattern().match, repeat(src), spans[0::2], ends)
     for i, m in enumerate(matches):
         name = None
         if m is not None:
-            dims_bytes, type_byte, name_field, rest = m.group(1, 2, 3, 4)
-            if rest is None or _raw_data_to_end(rest):
+            dims_bytes, type_byte, name_field = m.group(1, 2, 3)
+            if _raw_data_to_end(src, m.end(), ends[i]):
                 try:
                     name = name_field[1:].decode()
                 except UnicodeDecodeError:
