@@ -170,3 +170,21 @@ def test_lazy_constant_reads_as_the_tensor():
     lazy = initializers.LazyConstant(seq, 0, INT64, (3,))
     assert lazy.data_type == INT64 and lazy.dims == [3] and lazy._proto is None
     assert lazy.values(INT64) == [4, -1, 2] and lazy.proto is seq[0]
+
+
+def test_raw_data_checked_from_its_head_only():
+    # The raw_data's tag and length are read, never its bytes (a weight's pages stay untouched).
+    class Recording(bytes):
+        def __getitem__(self, i):
+            read.append(i)
+            return bytes.__getitem__(self, i)
+
+    read: list = []
+    payload = b"\0" * 300
+    src = Recording(b"xx\x4a\xac\x02" + payload)
+    assert initializers._raw_data_to_end(src, 2, len(src))
+    assert read == [2, 3, 4]
+    assert not initializers._raw_data_to_end(src, 2, len(src) - 1)
+    assert not initializers._raw_data_to_end(src, 1, len(src))
+    assert initializers._raw_data_to_end(src, len(src), len(src))
+    assert not initializers._raw_data_to_end(b"\x4a" + b"\x80" * 11, 0, 12)  # no end to the length
