@@ -392,11 +392,12 @@ def _cached_pass(scope, nodes, src, spans, full) -> None:
                 ids = tuple([0 if (slot := get_type(name)) is None else id(slot.type) for name in in_names])
                 in_skel = None if "" not in in_names else tuple(map(bool, in_names))
             if outs and outs[1] + 2 == len(outs):
-                out_name = outs[2:].decode()
+                out_bytes = outs[2:]
+                out_name = out_bytes.decode()
                 out_names = [out_name]
                 out_skel = 1 if out_name else (False,)
             else:
-                out_name = None
+                out_name = out_bytes = None
                 out_names = names_of(outs)
                 out_skel = len(out_names) if "" not in out_names else tuple(map(bool, out_names))
         except UnicodeDecodeError:
@@ -467,7 +468,7 @@ def _cached_pass(scope, nodes, src, spans, full) -> None:
                         slot.merged = None
                         types[out_name] = slot
                         if added is not None:
-                            added.append((out_name, slot))
+                            added.append((out_bytes, slot))  # (its UTF-8 as read: what the write-back writes)
                             if undefined and out_name in undefined:
                                 record.assigned[undefined[out_name]] = t
             elif plain:
