@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
 
 from .engine import GraphRecord, Options, Run, Scope, Slot, function_id
 from .dims import int32

@@ -27,7 +27,9 @@ number of nodes.
 from __future__ import annotations
 
 from collections import ChainMap
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
 
 from . import registry, schemas
 from .context import A_FLOAT, A_FLOATS, A_INT, A_INTS, A_SPARSE_TENSOR, A_TENSOR, InferenceContext, NodeView

@@ -31,11 +31,13 @@ an existing declared type is written back untouched unless inference changed it)
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Any, Union
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
 
 from wirefmt import encode_varint
 
-Dim = Union[int, str, None]
+Dim = int | str | None
 Shape = tuple  # tuple[Dim, ...]
 
 
@@ -182,7 +184,7 @@ class OpaqueType(_TypeBase):
         return f"OpaqueType({self.domain!r}, {self.name!r})"
 
 
-Type = Union[UnsetType, TensorType, SparseTensorType, SequenceType, OptionalType, MapType, OpaqueType]
+Type = UnsetType | TensorType | SparseTensorType | SequenceType | OptionalType | MapType | OpaqueType
 
 # The reference's value-case names, for messages.
 CASE_NAMES = {UnsetType: "NOT_SET", TensorType: "tensor_type", SparseTensorType: "sparse_tensor_type",
