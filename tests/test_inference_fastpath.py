@@ -237,6 +237,93 @@ def test_attributes_differing_where_the_rule_looks_or_not(monkeypatch):
     assert shapes["c0"] == [6, 3] and shapes["c1"] == [3, 6] and shapes["c3"] == [3, 6]
 
 
+def test_two_inputs_with_an_empty_name(monkeypatch):
+    # Two input names are read inline: an empty one keys the outcome apart (which inputs are empty).
+    nodes = []
+    for i, ins in enumerate([["a", ""], ["a", "m"], ["a", ""], ["", "m"], ["a", "m"], ["", "m"]]):
+        nodes.append(helper.make_node("Clip", ins, [f"c{i}"]))
+    data = _model(nodes, [_vi("a", FLOAT, [3, "N"]), _vi("m", FLOAT, [])])
+    out = assert_same(data, monkeypatch, expect_hits=False)
+    typed = [vi.name for vi in irmodel.loads(out).graph.value_info]
+    assert typed == [node.output[0] for node in nodes if node.input[0]]  # Clip without its input: untyped
+
+
+def test_collector_paused_for_the_pass_and_resumed(monkeypatch):
+    # The pass pauses the cyclic collector, collects the young generation after every
+    # COLLECT_EVERY full-path nodes, and leaves the collector as it found it: on, off,
+    # or with the caller's frozen objects still frozen; also when inference raises.
+    import gc
+    nodes = [helper.make_node("Relu", ["a"], ["r0"])] + [
+        helper.make_node("Relu" if i % 2 else "Neg", [f"r{i}"], [f"r{i + 1}"]) for i in range(12)]
+    data = _model(nodes, [_vi("a", FLOAT, [2, "N"])])
+    bad = _model([helper.make_node("Add", ["a", "b"], ["c"])], [_vi("a", FLOAT, [2]), _vi("b", FLOAT, [3])])
+    monkeypatch.setattr(nodepass, "FAST_FROM", 0)
+    monkeypatch.setattr(nodepass, "COLLECT_EVERY", 1)
+    young = []
+
+    def seen(phase, info):
+        if phase == "start" and info["generation"] == 0:
+            young.append(gc.isenabled())
+
+    assert gc.isenabled()
+    gc.callbacks.append(seen)
+    try:
+        infer_shapes(irmodel.loads(data))
+        assert young and not any(young)  # collected by the pass itself, the collector paused
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        with pytest.raises(InferenceError):
+            infer_shapes(irmodel.loads(bad), strict_mode=True)
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            infer_shapes(irmodel.loads(data))
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+        gc.freeze()
+        try:
+            frozen = gc.get_freeze_count()
+            young.clear()
+            infer_shapes(irmodel.loads(data))
+            assert gc.get_freeze_count() >= frozen and gc.isenabled()
+        finally:
+            gc.unfreeze()
+    finally:
+        gc.callbacks.remove(seen)
+    assert assert_same(data, monkeypatch, data_prop=True)
+
+
+def test_float_attributes_masked_only_where_the_rule_does_not_look(monkeypatch):
+    # Gemms whose alpha differs share an outcome by their masked kind (`by_masked`) while
+    # the rule does not read alpha; a rule that reads it (patched in here) must see each
+    # node's own value: the same bytes as the full path, each shape from its alpha.
+    from irmodel.inference import registry
+    from irmodel.inference.types import TensorType
+    alphas = [0.5, 0.5, 0.75, 0.25, 0.5, 0.75]  # with betas that all differ: hits through the variants
+    nodes = [helper.make_node("Gemm", ["a", "b"], [f"g{i}"], alpha=alpha, beta=i + 1.0, transB=1)
+             for i, alpha in enumerate(alphas)]
+    data = _model(nodes, [_vi("a", FLOAT, [3, 3]), _vi("b", FLOAT, [3, 3])])
+    out = assert_same(data, monkeypatch)
+    assert all([d.dim_value for d in vi.type.tensor_type.shape.dim] == [3, 3]
+               for vi in irmodel.loads(out).graph.value_info)
+    real = registry.inference_function
+
+    def reading_alpha(domain, op_type, since_version):
+        fn = real(domain, op_type, since_version)
+        if op_type != "Gemm":
+            return fn
+
+        def gemm(ctx):
+            fn(ctx)
+            ctx.set_output(0, TensorType(FLOAT, (int(ctx.attr("alpha").f * 4),)))
+        return gemm
+
+    monkeypatch.setattr(registry, "inference_function", reading_alpha)
+    out = assert_same(data, monkeypatch, expect_hits=False)
+    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in irmodel.loads(out).graph.value_info}
+    assert shapes == {f"g{i}": [int(alpha * 4)] for i, alpha in enumerate(alphas)}
+
+
 def test_doc_strings_names_and_unusual_nodes(monkeypatch):
     long_name = "v" * 200
     nodes = [helper.make_node("Relu", ["x"], ["a"], doc_string="first"),
@@ -343,8 +430,8 @@ def _spliced_and_appended(data: bytes, monkeypatch, **kw):
     calls = [0]
     real = splice.splice_value_infos
 
-    def counted(model, fields):
-        done = real(model, fields)
+    def counted(model, fields, spans=None):
+        done = real(model, fields, spans)
         calls[0] += done
         return done
 
@@ -406,6 +493,114 @@ def test_splice_gives_the_appended_bytes(monkeypatch, layout, spliced):
         assert calls == (1 if spliced else 0), layout
 
 
+def _layouts():
+    """``(layout, graph fields, canonical)``: graphs laid out as our encoder writes them and not."""
+    relu, neg, x, declared, out, last = _parts()
+    base = [(1, relu), (1, neg), (1, last), (2, b"g"), (11, x), (12, out)]
+    big = irmodel.dumps(_floats("w", [40]))  # an item of 2-byte length
+    huge = irmodel.dumps(helper.make_tensor("h", FLOAT, [5000], b"\x00" * 20000, raw=True))  # 3-byte length
+    meta = irmodel.dumps(irmodel.StringStringEntryProto(key="k", value="v"))
+    yield "canonical", base, True
+    yield "value_info", base + [(13, declared)], True
+    yield "after", base + [(13, declared), (16, meta), (16, meta)], True
+    yield "after_only", base + [(14, b""), (16, meta)], True
+    yield "doc", base[:4] + [(10, b"doc")] + base[4:], True
+    yield "long_items", base[:4] + [(5, big), (5, huge), (5, big)] + base[4:], True
+    yield "no_nodes", [(2, b"g"), (5, big), (11, x)], True
+    yield "empty", [], True
+    yield "unordered", [(11, x)] + base[:4] + base[5:], False
+    yield "node_after_name", base[:2] + [(2, b"g"), (1, last)] + base[4:], False
+    yield "interleaved", [(1, relu), (5, big), (1, neg), (11, x)], False
+    yield "name_twice", base[:4] + [(2, b"h")] + base[4:], False
+    yield "doc_before_name", base[:3] + [(10, b"doc"), (2, b"g")] + base[4:], False
+    yield "unknown_field", base + [(20, b"?")], False
+
+
+def _padded(fields: list) -> bytes:
+    """``_graph_model`` with the first field's length written in two bytes (valid, not shortest)."""
+    number, payload = fields[0]
+    graph = bytes([number << 3 | 2, len(payload) | 0x80, 0]) + payload + b"".join(_field(n, v) for n, v in fields[1:])
+    return b"\x08\x08" + _field(7, graph) + _field(8, b"\x10\x12")
+
+
+def _spliced_graph_state(g) -> dict:
+    """What a graph holds after its scan: spans of its repeated fields, its strings, its bytes."""
+    from wirefmt.message import exact_span, item_spans
+    src, start, end = exact_span(g)
+    state = {"bytes": bytes(src[start:end])}
+    for f in type(g)._spec.fields:
+        if f.repeated:
+            spans = item_spans(g, f.name)
+            state[f.name] = None if spans is None else [s - start for s in spans]
+        elif f.name in g.__dict__:
+            state[f.name] = g.__dict__[f.name]
+    return state
+
+
+def _entries(names):
+    from irmodel.inference.types import TensorType, value_info_fields
+    spans: list = []
+    fields = value_info_fields([(n, TensorType(FLOAT, (2, "N"))) for n in names], spans)
+    return fields, spans
+
+
+@pytest.mark.parametrize("names", [["y"], ["y", "z" * 200, "w"]])
+def test_spliced_graph_without_a_scan_is_what_a_scan_gives(names, monkeypatch):
+    # The spliced graph made from the old graph's spans holds what a scan of its bytes
+    # holds (same spans, strings, bytes), and the layouts the spans cannot prove
+    # canonical are the ones the field walk rejects.
+    from irmodel.inference import splice
+    monkeypatch.setattr(splice, "SPLICE_RATIO", 1 << 40)
+    fields, spans = _entries(names)
+    for layout, graph_fields, canonical in _layouts():
+        for data in [_graph_model(graph_fields)] + ([_padded(graph_fields)] if graph_fields else []):
+            canonical = canonical and data == _graph_model(graph_fields)
+            model = irmodel.loads(data)
+            g = model.graph
+            for f in type(g)._spec.fields:  # as inference reads them: every item list made
+                if f.repeated:
+                    getattr(g, f.name)
+            src, start, end = exact_span_of(g)
+            assert (splice.field_layout(g, start, end) is not None) == canonical, layout
+            assert (splice.insertion_point(src, start, end) is not None) == canonical, layout
+            if not canonical:
+                assert not splice.splice_value_infos(irmodel.loads(data), fields, spans)
+                continue
+            arithmetic, scanned = irmodel.loads(data), irmodel.loads(data)
+            assert splice.splice_value_infos(arithmetic, fields, spans)
+            assert splice.splice_value_infos(scanned, fields)  # no spans: the new bytes are scanned
+            assert _spliced_graph_state(arithmetic.graph) == _spliced_graph_state(scanned.graph), layout
+            assert irmodel.dumps(arithmetic) == irmodel.dumps(scanned)
+            assert [vi.name for vi in arithmetic.graph.value_info][-len(names):] == names
+            expected = irmodel.loads(data)
+            expected.graph.value_info.extend(irmodel.loads(_field(7, fields), "ModelProto").graph.value_info)
+            assert irmodel.dumps(arithmetic) == irmodel.dumps(expected)
+
+
+def exact_span_of(g):
+    from wirefmt.message import exact_span
+    return exact_span(g)
+
+
+def test_splice_falls_back_to_the_field_walk(monkeypatch):
+    # A layout the spans do not prove (here: forced) takes the field walk and a scan: same bytes.
+    from irmodel.inference import splice
+    monkeypatch.setattr(splice, "field_layout", lambda g, start, end: None)
+    monkeypatch.setattr(splice, "SPLICE_RATIO", 1 << 40)
+    for layout, graph_fields, canonical in _layouts():
+        data = _graph_model(graph_fields)
+        fields, spans = _entries(["y"])
+        model = irmodel.loads(data)
+        assert splice.splice_value_infos(model, fields, spans) == canonical, layout
+        if canonical:
+            expected = irmodel.loads(data)
+            expected.graph.value_info.extend(irmodel.loads(_field(7, fields), "ModelProto").graph.value_info)
+            assert irmodel.dumps(model) == irmodel.dumps(expected)
+    relu, neg, x, declared, out, last = _parts()
+    a, b, calls = _spliced_and_appended(_graph_model([(1, relu), (1, neg), (2, b"g"), (11, x)]), monkeypatch)
+    assert a == b and calls == 1
+
+
 def test_splice_with_sub_graph_entries(monkeypatch):
     branch = helper.make_graph([helper.make_node("Relu", ["x"], ["inner"]),
                                 helper.make_node("Neg", ["inner"], ["branch_out"])],
@@ -449,7 +644,18 @@ def test_value_info_fields_match_one_entry_each():
     shared = TensorType(7, (2, "N"))
     entries = [("a", shared), ("b", shared), ("n" * 130, shared), ("é", long_type), ("\udcff", UNSET),
                (b"raw", SequenceType(shared)), ("c", long_type), ("d" * 127, TensorType(1, None))]
-    assert value_info_fields(entries) == b"".join(field(13, value_info_bytes(n, t)) for n, t in entries)
+    expected = b"".join(field(13, value_info_bytes(n, t)) for n, t in entries)
+    assert value_info_fields(entries) == expected
+    entries += [("e", shared), ("f", shared), ("gg", shared), ("h", long_type)]  # runs of one type and length
+    expected = b"".join(field(13, value_info_bytes(n, t)) for n, t in entries)
+    spans: list = []
+    assert value_info_fields(entries, spans) == expected
+    assert value_info_fields([(n, engine.Slot(t)) for n, t in entries], slots=True) == expected
+    scanned = irmodel.loads(field(7, expected), "ModelProto").graph
+    from wirefmt.message import item_spans
+    assert spans == [s - item_spans(scanned, "value_info")[0] + spans[0] for s in item_spans(scanned, "value_info")]
+    assert [bytes(expected[a:b]) for a, b in zip(spans[0::2], spans[1::2])] == \
+        [value_info_bytes(n, t) for n, t in entries]
 
 
 def test_sub_graph_names_collected_from_the_bytes(monkeypatch):

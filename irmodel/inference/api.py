@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
 
 from .engine import GraphRecord, Options, Run, Scope, Slot, function_id
 from .dims import int32
@@ -204,8 +206,9 @@ def _write_record(rec, model) -> None:
     from .denotation import declared_type_bytes  # noqa: PLC0415
     g = rec.graph
     if rec.added:
-        fields = value_info_fields([(name, slot.type) for name, slot in rec.added])
-        if model is not None and splice_value_infos(model, fields):
+        spans: list = []
+        fields = value_info_fields(rec.added, spans, slots=True)
+        if model is not None and splice_value_infos(model, fields, spans):
             g = model.graph
         else:
             # One decode for all new entries; each stays a span of that buffer, copied as is.

@@ -9,7 +9,9 @@ error in the reference (raised whatever the mode).
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
 
 from .errors import HardError, fail_type
 

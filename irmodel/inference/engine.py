@@ -27,7 +27,9 @@ number of nodes.
 from __future__ import annotations
 
 from collections import ChainMap
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
 
 from . import registry, schemas
 from .context import A_FLOAT, A_FLOATS, A_INT, A_INTS, A_SPARSE_TENSOR, A_TENSOR, InferenceContext, NodeView
@@ -35,6 +37,7 @@ from .. import DecodeError
 from .dims import int32
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
+from .initializers import seed_initializers
 from .nodepass import data_positions, data_signature, infer_nodes, nodes_with_graphs, value_signature
 from .symbols import SymbolTable, materialize
 from .tensordata import FLOAT, ConstTensor, const_from_ints, is_small
@@ -218,13 +221,14 @@ class Scope:
                 self.record.declared.append((field, i, slot, t[1]))
             else:
                 self._declare(field, i, vi, t)
-        for tensor in graph.initializer:
-            name = tensor.name
-            t = TensorType(tensor.data_type, tuple(tensor.dims))
-            t = self.interned.setdefault(t, t)
-            if is_small(tensor):
-                self.const_data[name] = ConstTensor(tensor)
-            self._seed_initializer(name, t)
+        if not seed_initializers(self, graph):  # (a large graph's: from their bytes)
+            for tensor in graph.initializer:
+                name = tensor.name
+                t = TensorType(tensor.data_type, tuple(tensor.dims))
+                t = self.interned.setdefault(t, t)
+                if is_small(tensor):
+                    self.const_data[name] = ConstTensor(tensor)
+                self._seed_initializer(name, t)
         for sparse in graph.sparse_initializer:
             values = sparse.values
             name = values.name

@@ -64,6 +64,8 @@ MAX_OUTCOMES = 1 << 16
 MAX_VALUE_OUTCOMES = 256
 #: At most this many sets of looked-up attribute names per operator and input types.
 MAX_VARIANTS = 8
+#: A young collection after this many nodes of the full path during a node pass (`_PausedCollector`).
+COLLECT_EVERY = 1000
 
 
 class SpanNode:
@@ -178,9 +180,8 @@ def data_signature(scope, names) -> tuple | None:
             sig.append(False)
             continue
         known = inert.get(name)
-        if known is None or known[0] is not c:
-            proto = c.proto
-            known = inert[name] = (c, len(proto.dims) > 1 or proto.data_type not in (INT32, INT64))
+        if known is None or known[0] is not c:  # (its type only: a lazy constant stays unread)
+            known = inert[name] = (c, len(c.dims) > 1 or c.data_type not in (INT32, INT64))
         if not known[1]:
             return None
         sig.append(True)
@@ -274,15 +275,70 @@ def infer_nodes(scope, graph, nodes) -> bool:
     spans = item_spans(graph, "node")
     if spans is None:
         return False
-    from ..checker.fastnodes import names_of, node_pattern  # noqa: PLC0415 - the compiled pattern, shared
-
     if opts.symbolic:
         infer_nodes_symbolic(scope, nodes, span[0], spans)
         return True
 
+    collector = _PausedCollector()
+    try:
+        _cached_pass(scope, nodes, span[0], spans, collector.counting(scope.process_node))
+    finally:
+        collector.resume()
+    return True
+
+
+class _PausedCollector:
+    """The cyclic garbage collector paused for a node pass.
+
+    The pass keeps what it makes (a slot and a type per value): young collections
+    every `api._GC_THRESHOLDS` allocations traversed those survivors and freed nothing
+    (two collections, about 4% of the pass on the 75,000-node graph).  So collection
+    waits: only the full path makes cyclic garbage (a decoded node and its lists), and a
+    young collection runs after every `COLLECT_EVERY` full-path nodes, which bounds it.
+    At the end what the pass made is moved to the oldest generation at once
+    (``gc.freeze(); gc.unfreeze()``: no traversal).  Not done when the collector is off
+    or something is frozen already (the caller's freeze must stay).
+    """
+
+    __slots__ = ("paused", "count")
+
+    def __init__(self):
+        import gc  # noqa: PLC0415
+
+        self.paused = gc.isenabled() and not gc.get_freeze_count()
+        self.count = 0
+        if self.paused:
+            gc.disable()
+
+    def counting(self, process_node):
+        if not self.paused:
+            return process_node
+
+        def full(view, keep=None):
+            process_node(view, keep)
+            self.count += 1
+            if self.count % COLLECT_EVERY == 0:
+                import gc  # noqa: PLC0415
+                gc.collect(0)
+        return full
+
+    def resume(self) -> None:
+        if self.paused:
+            import gc  # noqa: PLC0415
+            gc.freeze()
+            gc.unfreeze()
+            gc.enable()
+
+
+def _cached_pass(scope, nodes, src, spans, full) -> None:
+    """`infer_nodes`' loop (see the module docstring); ``full`` infers one node by the full path."""
+    from ..checker.fastnodes import masked_kind, names_of, node_pattern  # noqa: PLC0415 - the compiled pattern, shared
+    run = scope.run
+    opts = run.options
     from .engine import Slot  # noqa: PLC0415 - engine imports this module
 
-    src: Any = span[0]
+    new_slot = object.__new__
+
     outcomes = run.outcomes
     if outcomes is None:
         outcomes = run.outcomes = {}
@@ -292,6 +348,12 @@ def infer_nodes(scope, graph, nodes) -> bool:
     # type object is the one its producer's outcome holds); each entry keeps its types
     # alive, so an id is never reused while it is a key.  Per graph: its versions are fixed.
     by_id: dict = {}
+    # Hits through the attributes the rule looked up (`by_shape`'s variants), by the node's
+    # kind with its float attribute values masked (`fastnodes.masked_kind`: a Gemm's alpha
+    # that differs per node) and the input type ids: the masked bytes are the same
+    # attributes, as well formed, with the same values except those floats, and an entry
+    # is stored only when no attribute the rule looked up holds a float there.
+    by_masked: dict = {}
     kinds: dict = {}  # (op_type field, domain field) -> (op_type, domain, version, prop) or None
     types = scope.types
     get_type = types.get
@@ -300,33 +362,42 @@ def infer_nodes(scope, graph, nodes) -> bool:
     added = record.added if record is not None else None
     undefined = scope.undefined
     data_prop = opts.data_prop
-    full = scope.process_node
     matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
     for k, m in enumerate(matches):
         if m is None:
             full(NodeView(nodes[k], k))
             continue
         ins, outs, kind_bytes = m.group(1, 2, 3)  # kind_bytes: op_type to domain (attributes, doc_string)
-        try:  # one name: inline (most nodes have one output, many one input)
+        try:  # one or two names: inline (most nodes have one output, one or two inputs)
             ids: Any
             in_skel: Any
             out_skel: Any
-            if ins and ins[1] + 2 == len(ins):
+            a = ins[1] + 2 if ins else 0
+            if a == len(ins) and a:
                 name = ins[2:].decode()
                 in_names = [name]
                 slot = get_type(name)
                 ids = 0 if slot is None else id(slot.type)  # 0 when untyped: no object has that id
                 in_skel = None if name else (False,)
+            elif a and a + 2 + ins[a + 1] == len(ins):
+                name = ins[2:a].decode()
+                second = ins[a + 2:].decode()
+                in_names = [name, second]
+                slot = get_type(name)
+                slot2 = get_type(second)
+                ids = (0 if slot is None else id(slot.type), 0 if slot2 is None else id(slot2.type))
+                in_skel = None if name and second else (bool(name), bool(second))
             else:
                 in_names = names_of(ins)
                 ids = tuple([0 if (slot := get_type(name)) is None else id(slot.type) for name in in_names])
                 in_skel = None if "" not in in_names else tuple(map(bool, in_names))
             if outs and outs[1] + 2 == len(outs):
-                out_name = outs[2:].decode()
+                out_bytes = outs[2:]
+                out_name = out_bytes.decode()
                 out_names = [out_name]
                 out_skel = 1 if out_name else (False,)
             else:
-                out_name = None
+                out_name = out_bytes = None
                 out_names = names_of(outs)
                 out_skel = len(out_names) if "" not in out_names else tuple(map(bool, out_names))
         except UnicodeDecodeError:
@@ -334,8 +405,13 @@ def infer_nodes(scope, graph, nodes) -> bool:
             continue
         id_key = (kind_bytes, ids, in_skel, out_skel)
         found = by_id.get(id_key)
+        if found is None and b"\x15" in kind_bytes:  # a float attribute: its value masked
+            masked_key = (masked_kind(kind_bytes), ids, in_skel, out_skel)
+            found = by_masked.get(masked_key)
+        else:
+            masked_key = None
         if found is not None:
-            hit, kind, partial = found[0], found[1], None
+            hit, kind, partial = found[0], found[1], found[3]
         else:
             in_types: Any = [None if (slot := get_type(name)) is None else slot.type for name in in_names]
             op, attrs, dom = m.group(4, 5, 6)
@@ -359,15 +435,18 @@ def infer_nodes(scope, graph, nodes) -> bool:
                         hit = table.get(tuple([items.get(name) for name in known]))
                         if hit is not None:
                             partial = known
+                            if masked_key is not None and len(by_masked) < MAX_OUTCOMES and \
+                                    not any(b"\x15" in items[name] for name in known if name in items):
+                                by_masked[masked_key] = (hit, kind, in_types, known)
                             break
                 if hit is None:
                     entry = _miss(scope, nodes, k, key, attrs, items, variants, shape_key, kind, full, outcomes,
                                   by_shape)
                     if entry is not None and len(by_id) < MAX_OUTCOMES:
-                        by_id[id_key] = (entry, kind, in_types)
+                        by_id[id_key] = (entry, kind, in_types, None)
                     continue
             elif len(by_id) < MAX_OUTCOMES:
-                by_id[id_key] = (hit, kind, in_types)
+                by_id[id_key] = (hit, kind, in_types, None)
         if type(hit) is dict:  # outcomes by the inputs' values (`value_signature`)
             vsig = value_signature(scope, in_names)
             entry = hit.get(vsig) if vsig is not None else None
@@ -384,10 +463,12 @@ def infer_nodes(scope, graph, nodes) -> bool:
                     if out_name in types:
                         update_type(out_name, t)
                     else:
-                        slot = Slot(t)
+                        slot = new_slot(Slot)  # `Slot(t)` without its __init__
+                        slot.type = t
+                        slot.merged = None
                         types[out_name] = slot
                         if added is not None:
-                            added.append((out_name, slot))
+                            added.append((out_bytes, slot))  # (its UTF-8 as read: what the write-back writes)
                             if undefined and out_name in undefined:
                                 record.assigned[undefined[out_name]] = t
             elif plain:
@@ -415,7 +496,6 @@ def infer_nodes(scope, graph, nodes) -> bool:
                     prop(_propagation_context()(SpanNode(kind[0], kind[1], in_names, out_names, node_attrs), scope))
         except Exception as exc:  # noqa: BLE001 - sorted out as the full path sorts them
             scope.node_failed(NodeView(nodes[k], k), None, exc)
-    return True
 
 
 def infer_nodes_symbolic(scope, nodes, src, spans) -> None:

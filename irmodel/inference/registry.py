@@ -13,7 +13,9 @@ The operator modules (`irmodel.inference.ops`) register themselves when imported
 from __future__ import annotations
 
 import bisect
-from typing import Callable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Callable
 
 _INFER: dict = {}  # (domain, op_type) -> ([since, ...], [fn, ...]) sorted by since
 _PROPAGATE: dict = {}

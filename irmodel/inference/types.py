@@ -30,11 +30,14 @@ an existing declared type is written back untouched unless inference changed it)
 
 from __future__ import annotations
 
-from typing import Union
+from itertools import accumulate
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Any
 
 from wirefmt import encode_varint
 
-Dim = Union[int, str, None]
+Dim = int | str | None
 Shape = tuple  # tuple[Dim, ...]
 
 
@@ -181,7 +184,7 @@ class OpaqueType(_TypeBase):
         return f"OpaqueType({self.domain!r}, {self.name!r})"
 
 
-Type = Union[UnsetType, TensorType, SparseTensorType, SequenceType, OptionalType, MapType, OpaqueType]
+Type = UnsetType | TensorType | SparseTensorType | SequenceType | OptionalType | MapType | OpaqueType
 
 # The reference's value-case names, for messages.
 CASE_NAMES = {UnsetType: "NOT_SET", TensorType: "tensor_type", SparseTensorType: "sparse_tensor_type",
@@ -355,18 +358,30 @@ def value_infos_in_model_bytes(entries) -> bytes:
     return _field(7, value_info_fields(entries))  # ModelProto.graph
 
 
-def value_info_fields(entries) -> bytes:
+def value_info_fields(entries, spans: list | None = None, slots: bool = False) -> bytes:
     """``GraphProto.value_info`` fields (each with its tag), one per ``(name, type)``.
 
     Each distinct type object is serialized once, with the heads (tag and lengths) of
     the entries of each name length; an entry is then that head, its name and the type's
-    bytes, and the whole a single join.
+    bytes, and the whole a single join (an entry of the same type and name length as the
+    one before, the commonest case, reuses its parts without a lookup).  ``spans``, when
+    given, receives the flat ``[start, end, ...]`` of each entry's ValueInfoProto (after
+    its tag and length) in the result, as a scan of it would record them (`splice` needs
+    no scan then).  ``slots``: the entries are ``(name, slot)`` and the type is the
+    slot's ``type`` (a `GraphRecord`'s ``added``, without a list of pairs made first).
     """
     short = _SHORT
-    heads: dict = {}  # (id(type), name length) -> (type, head, field 2 with its tag); type kept alive
+    # (id(type), name length) -> (type, head, field 2 with its tag, entry size, message size); type kept alive
+    heads: dict = {}
     parts: list = []
     extend = parts.extend
+    sized: list | None = [] if spans is not None else None
+    last_t: Any = None
+    last_n: Any = None
+    hit: Any = None
     for name, t in entries:
+        if slots:
+            t = t.type
         if type(name) is str:
             try:
                 nb = name.encode()
@@ -375,15 +390,25 @@ def value_info_fields(entries) -> bytes:
         else:
             nb = name
         n = len(nb)
-        hit = heads.get((id(t), n))
-        if hit is None:
-            tb = type_bytes(t)
-            field = b"\x12" + (short[len(tb)] if len(tb) < 128 else _varint(len(tb))) + tb
-            name_head = b"\x0a" + (short[n] if n < 128 else _varint(n))
-            size = len(name_head) + n + len(field)
-            head = b"\x6a" + (short[size] if size < 128 else _varint(size)) + name_head  # value_info (13)
-            hit = heads[(id(t), n)] = (t, head, field)
+        if t is not last_t or n != last_n:
+            hit = heads.get((id(t), n))
+            if hit is None:
+                tb = type_bytes(t)
+                field = b"\x12" + (short[len(tb)] if len(tb) < 128 else _varint(len(tb))) + tb
+                name_head = b"\x0a" + (short[n] if n < 128 else _varint(n))
+                size = len(name_head) + n + len(field)
+                head = b"\x6a" + (short[size] if size < 128 else _varint(size)) + name_head  # value_info (13)
+                hit = heads[(id(t), n)] = (t, head, field, len(head) - len(name_head) + size, size)
+            last_t, last_n = t, n
         extend((hit[1], nb, hit[2]))
+        if sized is not None:
+            sized.append(hit)
+    if spans is not None and sized:
+        ends = list(accumulate([hit[3] for hit in sized]))
+        flat: list = [0] * (2 * len(ends))
+        flat[1::2] = ends
+        flat[0::2] = [end - hit[4] for end, hit in zip(ends, sized)]
+        spans.extend(flat)
     return b"".join(parts)
 
 
