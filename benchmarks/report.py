@@ -99,7 +99,8 @@ def _header(env: dict, scale: float, repeat: int) -> list:
              f"| command | `{env['command']}` |",
              f"| machine | {env['cpu']}, {env['cores']} cores{ram} |",
              f"| OS | {env['os']} |",
-             f"| Python | {env['python']} |",
+             f"| Python | {env['python']}, `{env.get('interpreter', '?')}`; a bare `python -c pass`: "
+             f"{env.get('bare_start_ms', float('nan')):.1f} ms (median of 7) |",
              f"| reference | onnx {v['onnx']}, protobuf {v['protobuf']}"
              + (f" ({env['protobuf_backend']} backend)" if env.get("protobuf_backend") else "")
              + f"; numpy {v['numpy']}, ml_dtypes {v['ml_dtypes']} |",
@@ -138,6 +139,17 @@ def _method(env: dict, repeat: int) -> list:
         "every process. The runner removes the variable (for itself and every child) and runs "
         "`python -m compileall -q irmodel wirefmt` before each case, so both sides import compiled "
         "bytecode. Children import irmodel from this checkout, uncommitted changes included.",
+        "* **The interpreter as users install it.** Every child runs the runner's interpreter; its "
+        "site-packages hold the reference and the dependencies, and irmodel is imported from this "
+        "checkout. An editable install (`pip install -e .`, as `.ci/run` makes for the tests) adds a "
+        "finder that `site` imports into every process started, with pathlib, urllib and re: measured "
+        "on this machine, a bare `python -c pass` took 42 ms with it and 16 ms without, on both sides "
+        "of every case, which no user's `pip install .` pays. Figures of record are therefore taken "
+        "from a venv without irmodel installed (`python3 -m venv V && V/bin/pip install '.[test]' && "
+        "V/bin/pip uninstall -y irmodel && V/bin/python benchmarks/run_all.py`). This run: "
+        + ("no editable finder" if not env.get("editable_hooks") else
+           f"**an editable finder was imported ({', '.join(env['editable_hooks'])})**")
+        + f"; the bare start is in the table above.",
         f"* **Warm page cache.** The page cache cannot be dropped without root, so each model file "
         f"is read once, untimed, before each case: every figure is for files already in memory{ram}, "
         "and no disk read is timed. The reference's load time is copying and parsing, not reading "

@@ -612,7 +612,32 @@ def environment(argv: list) -> dict:
         "commit": _git("rev-parse", "--short=12", "HEAD") or "unknown",
         "dirty": len(changed),
         "command": shlex.join(["python", *argv]),
+        "interpreter": sys.executable,
+        "editable_hooks": editable_hooks(),
+        "bare_start_ms": bare_start_ms(),
     }
+
+
+def editable_hooks() -> list:
+    """The editable-install finders this interpreter's ``site`` imported at start-up.
+
+    Why it matters: setuptools' finder for a ``pip install -e`` imports pathlib, urllib and
+    re into every Python process started (measured here: a bare start 42 ms instead of
+    16 ms), on both sides of every case.  A user's ``pip install`` has none, so a run with
+    one measures the developer's set-up rather than the user's, and says so.
+    """
+    return sorted(n for n in sys.modules if n.startswith("__editable__"))
+
+
+def bare_start_ms(runs: int = 7) -> float:
+    """Median wall time of ``python -c pass`` with the children's interpreter: the floor
+    under every whole-process figure."""
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -650,6 +675,12 @@ def main(argv=None) -> int:
     t_start = time.perf_counter()
     env = environment(argv)
     env["dont_write_bytecode"] = dont_write
+    if env["editable_hooks"]:
+        print(f"warning: this interpreter's site imports {', '.join(env['editable_hooks'])} (an editable "
+              f"install) in every process: a bare start takes {env['bare_start_ms']:.0f} ms here. Users' "
+              "installs have none; for figures of record run from a venv without irmodel installed "
+              "(the children import it from this checkout); see RESULTS.md, 'How it is measured'.",
+              file=sys.stderr)
     check_disk(args.out, args.scale)
     print(f"models in {args.out} (scale {args.scale:g})", file=sys.stderr)
     models = ensure_models(args.out, args.scale)
