@@ -272,10 +272,11 @@ class Census:
             if header is not None:
                 name, data_type, dims = header
                 et = ELEM_TYPES.get(data_type)
-                n = element_count(dims) if et is not None and et.bits else None
-                if n is not None:
-                    out.append((name, data_type, byte_size(n, et.bits), None))
-                    continue
+                if et is not None and et.bits:  # not STRING, whose size is its strings'
+                    n = element_count(dims)
+                    if n is not None:
+                        out.append((name, data_type, byte_size(n, et.bits), None))
+                        continue
             t = g.initializer[i]
             self._visit((TENSOR, t, (where, "initializer", i)))
             out.append(initializer_facts(t))
