@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from wirefmt.message import exact_span, item_spans
 
-from .dtypes import ELEM_TYPES
+from .dtypetable import ELEM_BITS
 from .limits import add_sizes, byte_size, element_count
 from .messages import ENUMS
 from .nodescan import count_ops
@@ -102,12 +102,12 @@ def tensor_nbytes(t: Any) -> int:
     impossible dims, the stored size (``raw_data``, or the external ``length`` when the
     entries are valid).  Never reads the payload.
     """
-    et = ELEM_TYPES.get(t.data_type)
-    if et is not None and et.bits == 0:  # STRING: variable size
+    bits = ELEM_BITS.get(t.data_type)
+    if bits == 0:  # STRING: variable size
         return add_sizes(len(s) for s in t.string_data)
     n = element_count(t.dims)
-    if et is not None and n is not None:
-        return byte_size(n, et.bits)
+    if bits is not None and n is not None:
+        return byte_size(n, bits)
     if t.data_location == EXTERNAL:
         info = external_info(t)[0]
         return info.length if info is not None and info.length is not None else 0
@@ -271,11 +271,11 @@ class Census:
             header = None if spans is None else tensor_header(src, spans[2 * i], spans[2 * i + 1], depth)
             if header is not None:
                 name, data_type, dims = header
-                et = ELEM_TYPES.get(data_type)
-                if et is not None and et.bits:  # not STRING, whose size is its strings'
+                bits = ELEM_BITS.get(data_type)
+                if bits:  # a known type, not STRING (whose size is its strings')
                     n = element_count(dims)
                     if n is not None:
-                        out.append((name, data_type, byte_size(n, et.bits), None))
+                        out.append((name, data_type, byte_size(n, bits), None))
                         continue
             t = g.initializer[i]
             self._visit((TENSOR, t, (where, "initializer", i)))
