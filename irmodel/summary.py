@@ -267,9 +267,11 @@ class Census:
         spans = item_spans(g, "initializer")
         depth = g._depth + 1
         out = []
+        tries = _HEADER_TRIES if spans is not None else 0
         for i in range(len(g.initializer)):
-            header = None if spans is None else tensor_header(src, spans[2 * i], spans[2 * i + 1], depth)
+            header = tensor_header(src, spans[2 * i], spans[2 * i + 1], depth) if tries and spans is not None else None
             if header is not None:
+                tries = _HEADER_TRIES
                 name, data_type, dims = header
                 bits = ELEM_BITS.get(data_type)
                 if bits:  # a known type, not STRING (whose size is its strings')
@@ -277,6 +279,8 @@ class Census:
                     if n is not None:
                         out.append((name, data_type, byte_size(n, bits), None))
                         continue
+            elif tries:
+                tries -= 1
             t = g.initializer[i]
             self._visit((TENSOR, t, (where, "initializer", i)))
             out.append(initializer_facts(t))
@@ -289,6 +293,12 @@ class Census:
 
     def _sparse(self, sp) -> None:
         self._tensors([getattr(sp, n) for n in ("values", "indices") if sp.HasField(n)])
+
+
+#: Initializers `tensor_header` may refuse in a row before the rest of the graph's are
+#: made without asking it (an exporter writes all its tensors external, or none: asking
+#: for each of 437 external tensors only added to the message path's cost).
+_HEADER_TRIES = 8
 
 
 def _op_name(node):

@@ -265,3 +265,22 @@ def test_mutated_bytes_give_the_message_paths_summary_or_error(edits):
         return
     streamed, full = _both(bytes(data))
     assert streamed == full
+
+
+def test_after_a_run_of_refused_tensors_the_rest_are_made_with_the_same_summary(tmp_path):
+    external = []
+    for i in range(12):
+        t = oh.make_tensor(f"e{i}", _T.FLOAT, [1], b"\0" * 4, raw=True)
+        onnx.external_data_helper.set_external_data(t, "a.bin", offset=4 * i, length=4)
+        t.ClearField("raw_data")
+        t.data_location = _T.EXTERNAL
+        external.append(t.SerializeToString())
+    plain = oh.make_tensor("w", _T.INT64, [2], [1, 2]).SerializeToString()
+    (tmp_path / "a.bin").write_bytes(b"\0" * 48)
+    data = _model_with_initializers(plain, *external, plain)
+    streamed, full = _both(data, base_dir=str(tmp_path))
+    assert streamed == full
+    assert streamed["external_data"][0]["tensors"] == 12
+    assert streamed["initializers_by_dtype"] == _reference_facts(data)[0]
+    # the first is read from its bytes; after 8 refusals in a row the rest are made
+    assert [f[3] is None for f in Census(irmodel.loads(data)).initializers] == [True] + [False] * 13
