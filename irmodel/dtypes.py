@@ -24,40 +24,15 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from wirefmt.records import named_tuple
 
-# Storage "kinds": how a type is kept in the typed (non-raw) fields.  Each kind is one
-# decoding rule in `tensors.py`; several ONNX types share a rule.
-F32 = "f32"        # float_data, one float per element
-C64 = "c64"        # float_data, two floats (re, im) per element
-F64 = "f64"        # double_data
-C128 = "c128"      # double_data, two doubles per element
-BITS16 = "bits16"  # int32_data, low 16 bits are the element's bit pattern
-BITS8 = "bits8"    # int32_data, low 8 bits are the element's bit pattern
-BITS6 = "bits6"    # int32_data, low 6 bits (the FLOAT6 code) of each entry
-NIB4 = "nib4"      # int32_data, low 8 bits hold two packed 4-bit elements
-NIB2 = "nib2"      # int32_data, low 8 bits hold four packed 2-bit elements
-I32 = "i32"        # int32_data, value converted (C cast) to the element type
-I64 = "i64"        # int64_data
-U64 = "u64"        # uint64_data, value converted (C cast) to the element type
-STR = "str"        # string_data
+# The table's data and the names of its columns' values (`irmodel.dtypetable`), re-exported.
+from .dtypetable import (  # noqa: F401
+    F32, C64, F64, C128, BITS16, BITS8, BITS6, NIB4, NIB2, I32, I64, U64, STR,
+    FLOATING, INTEGER, BOOLEAN, COMPLEX, TEXT, NAN_IEEE, NAN_FN, NAN_UZ, NAN_NONE, ROWS)
 
 _FIELD_OF_KIND = {F32: "float_data", C64: "float_data", F64: "double_data", C128: "double_data",
                   BITS16: "int32_data", BITS8: "int32_data", BITS6: "int32_data",
                   NIB4: "int32_data", NIB2: "int32_data", I32: "int32_data",
                   I64: "int64_data", U64: "uint64_data", STR: "string_data"}
-
-
-# Families: what an element's value is, whatever its storage.
-FLOATING = "float"   # a real number (IEEE or a small float format)
-INTEGER = "int"      # an integer; ``signed`` says whether two's complement
-BOOLEAN = "bool"
-COMPLEX = "complex"  # a (real, imaginary) pair of floats
-TEXT = "string"      # a byte string of any length
-
-# NaN rules of the small float formats (`Minifloat.nan_rule`).
-NAN_IEEE = "ieee"    # exponent all ones: infinity (mantissa 0) or NaN, as IEEE 754
-NAN_FN = "fn"        # exponent and mantissa all ones is NaN; no infinities
-NAN_UZ = "uz"        # the negative-zero pattern is the only NaN; no infinities, no -0
-NAN_NONE = None      # every pattern is a finite number
 
 
 if TYPE_CHECKING:
@@ -128,47 +103,8 @@ class ElemType(_ElemTypeFields):
         return 0, (1 << self.bits) - 1
 
 
-_E4M3FN = Minifloat(4, 3, 7, NAN_FN)
-_E4M3FNUZ = Minifloat(4, 3, 8, NAN_UZ)
-_E5M2 = Minifloat(5, 2, 15, NAN_IEEE)
-_E5M2FNUZ = Minifloat(5, 2, 16, NAN_UZ)
-_E2M1 = Minifloat(2, 1, 1, NAN_NONE)
-_E2M3 = Minifloat(2, 3, 1, NAN_NONE)
-_E3M2 = Minifloat(3, 2, 3, NAN_NONE)
-
-_ROWS = [
-    # code, name, numpy dtype, storage kind, bits, family, signed, raw format, minifloat
-    (1, "FLOAT", "float32", F32, 32, FLOATING, False, "f", None),
-    (2, "UINT8", "uint8", I32, 8, INTEGER, False, "B", None),
-    (3, "INT8", "int8", I32, 8, INTEGER, True, "b", None),
-    (4, "UINT16", "uint16", BITS16, 16, INTEGER, False, "H", None),
-    (5, "INT16", "int16", BITS16, 16, INTEGER, True, "h", None),
-    (6, "INT32", "int32", I32, 32, INTEGER, True, "i", None),
-    (7, "INT64", "int64", I64, 64, INTEGER, True, "q", None),
-    (8, "STRING", "object", STR, 0, TEXT, False, "", None),
-    (9, "BOOL", "bool", BITS8, 8, BOOLEAN, False, "B", None),
-    (10, "FLOAT16", "float16", BITS16, 16, FLOATING, False, "e", None),
-    (11, "DOUBLE", "float64", F64, 64, FLOATING, False, "d", None),
-    (12, "UINT32", "uint32", U64, 32, INTEGER, False, "I", None),
-    (13, "UINT64", "uint64", U64, 64, INTEGER, False, "Q", None),
-    (14, "COMPLEX64", "complex64", C64, 64, COMPLEX, False, "f", None),
-    (15, "COMPLEX128", "complex128", C128, 128, COMPLEX, False, "d", None),
-    (16, "BFLOAT16", "ml_dtypes.bfloat16", BITS16, 16, FLOATING, False, "H", None),
-    (17, "FLOAT8E4M3FN", "ml_dtypes.float8_e4m3fn", BITS8, 8, FLOATING, False, "B", _E4M3FN),
-    (18, "FLOAT8E4M3FNUZ", "ml_dtypes.float8_e4m3fnuz", BITS8, 8, FLOATING, False, "B", _E4M3FNUZ),
-    (19, "FLOAT8E5M2", "ml_dtypes.float8_e5m2", BITS8, 8, FLOATING, False, "B", _E5M2),
-    (20, "FLOAT8E5M2FNUZ", "ml_dtypes.float8_e5m2fnuz", BITS8, 8, FLOATING, False, "B", _E5M2FNUZ),
-    (21, "UINT4", "ml_dtypes.uint4", NIB4, 4, INTEGER, False, "", None),
-    (22, "INT4", "ml_dtypes.int4", NIB4, 4, INTEGER, True, "", None),
-    (23, "FLOAT4E2M1", "ml_dtypes.float4_e2m1fn", NIB4, 4, FLOATING, False, "", _E2M1),
-    (24, "FLOAT8E8M0", "ml_dtypes.float8_e8m0fnu", BITS8, 8, FLOATING, False, "B", None),
-    (25, "UINT2", "ml_dtypes.uint2", NIB2, 2, INTEGER, False, "", None),
-    (26, "INT2", "ml_dtypes.int2", NIB2, 2, INTEGER, True, "", None),
-    (27, "FLOAT6E2M3", "ml_dtypes.float6_e2m3fn", BITS6, 6, FLOATING, False, "", _E2M3),
-    (28, "FLOAT6E3M2", "ml_dtypes.float6_e3m2fn", BITS6, 6, FLOATING, False, "", _E3M2),
-]
-
-ELEM_TYPES: dict[int, ElemType] = {r[0]: ElemType(*r) for r in _ROWS}
+ELEM_TYPES: dict[int, ElemType] = {r[0]: ElemType(*r[:8], Minifloat(*r[8]) if r[8] is not None else None)
+                                   for r in ROWS}
 UNDEFINED = 0
 STRING = 8
 

@@ -252,6 +252,11 @@ MIN_RUN = 64
 #: a run's pattern may search its bytes, which would touch every page of the payload.
 LONG_NODE = 4096
 _PATTERNS: list = []
+#: The order in which the pattern tries a name's length (each length is a branch, tried
+#: one after the other): nearest to 40 bytes first, where the names torch exporters
+#: write cluster (``/transformer/h.0/attn/Constant_output_0``); measured on the GPT-2-shaped
+#: benchmark model, 8% fewer instructions in ``findall`` than lengths from 20 up.
+_NAME_LENGTHS = sorted(range(128), key=lambda n: (abs(n - 40), n))
 
 
 def _field_pattern(order) -> bytes:
@@ -268,8 +273,8 @@ def run_pattern():
 
     A field is its tag, a length byte and exactly that many bytes: the length byte picks
     the one branch of the alternation that starts with it (the branches are tried in
-    order, names' lengths from 20 first), so nothing backtracks, and each repetition is
-    possessive.  Compiling it costs a process about 40 ms (most of it importing `re`),
+    order, names' lengths nearest 40 first, `_NAME_LENGTHS`), so nothing backtracks,
+    and each repetition is possessive.  Compiling it costs a process about 40 ms (most of it importing `re`),
     more than it saves on most graphs, so it is compiled only where its compiled form
     can be kept for the next process (`irmodel.codecache`); without that, `count_ops`
     reads every node with `node_op`.
@@ -279,7 +284,7 @@ def run_pattern():
 
         names = b"[" + b"".join(b"\\x%02x" % t for t in _NAMES) + b"]"
         kind_tag = b"[" + b"".join(b"\\x%02x" % t for t in _KIND_TAGS) + b"]"
-        name_field = _field_pattern([*range(20, 128), *range(20)])
+        name_field = _field_pattern(_NAME_LENGTHS)
         kind_field = _field_pattern(range(128))
         source = (b"(\\x%02x(?:[\\x00-\\x7f]|[\\x80-\\xff][\\x01-\\x7f])" % _NODE_TAG
                   + b"(?:" + names + name_field + b")*+((?:" + kind_tag + kind_field + b")*+))")

@@ -14,11 +14,12 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from wirefmt.message import exact_span, item_spans
 
-from .dtypes import ELEM_TYPES
+from .dtypetable import ELEM_BITS
 from .limits import add_sizes, byte_size, element_count
 from .messages import ENUMS
 from .nodescan import count_ops
 from .origin import origin_of
+from .tensorscan import tensor_header
 from .walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, top_level, walk, walk_items
 
 _DTYPE_NAMES = ENUMS["TensorProto.DataType"]
@@ -101,16 +102,21 @@ def tensor_nbytes(t: Any) -> int:
     impossible dims, the stored size (``raw_data``, or the external ``length`` when the
     entries are valid).  Never reads the payload.
     """
-    et = ELEM_TYPES.get(t.data_type)
-    if et is not None and et.bits == 0:  # STRING: variable size
+    bits = ELEM_BITS.get(t.data_type)
+    if bits == 0:  # STRING: variable size
         return add_sizes(len(s) for s in t.string_data)
     n = element_count(t.dims)
-    if et is not None and n is not None:
-        return byte_size(n, et.bits)
+    if bits is not None and n is not None:
+        return byte_size(n, bits)
     if t.data_location == EXTERNAL:
         info = external_info(t)[0]
         return info.length if info is not None and info.length is not None else 0
     return len(t.raw_data) if t.HasField("raw_data") else 0
+
+
+def initializer_facts(t: Any) -> tuple:
+    """``(name, data_type, nbytes, t)``: what the summary reads of an initializer."""
+    return t.name, t.data_type, tensor_nbytes(t), t
 
 
 def external_entries(t: Any) -> dict:
@@ -184,6 +190,9 @@ class Census:
         self.graph_nodes = 0  # nodes in all graphs (not functions)
         self.external: list = []  # TensorProtos whose data is in external files
         self.streamed = 0  # main-graph nodes read from their bytes (not walked)
+        #: The main graph's initializers, ``(name, data_type, nbytes, tensor or None)`` each
+        #: (None: read from the bytes, `irmodel.tensorscan`), when they were streamed.
+        self.initializers: list | None = None
         self._progress = progress
         self._total = len(model.graph.node) if model.HasField("graph") else 0
         self._done = 0
@@ -231,8 +240,7 @@ class Census:
         """The main graph's items as `walk` orders them, plain nodes read from their bytes."""
         where = (None, "graph", None)
         self._visit((GRAPH, g, where))
-        for i, t in enumerate(g.initializer):
-            self._visit((TENSOR, t, (where, "initializer", i)))
+        self.initializers = self._stream_initializers(g, src, where)
         for i, t in enumerate(g.sparse_initializer):
             self._visit((SPARSE_TENSOR, t, (where, "sparse_initializer", i)))
         depth = g._depth + 1
@@ -253,6 +261,31 @@ class Census:
             name = (domain + "::" if domain not in ("", "ai.onnx") else "") + op_type
             self.main_ops[name] = self.main_ops.get(name, 0) + n
 
+    def _stream_initializers(self, g: Any, src: Any, where: tuple) -> list:
+        """`initializer_facts` of the main graph, read from the bytes where they are simple;
+        the others (external ones among them) made and visited as `walk` would."""
+        spans = item_spans(g, "initializer")
+        depth = g._depth + 1
+        out = []
+        tries = _HEADER_TRIES if spans is not None else 0
+        for i in range(len(g.initializer)):
+            header = tensor_header(src, spans[2 * i], spans[2 * i + 1], depth) if tries and spans is not None else None
+            if header is not None:
+                tries = _HEADER_TRIES
+                name, data_type, dims = header
+                bits = ELEM_BITS.get(data_type)
+                if bits:  # a known type, not STRING (whose size is its strings')
+                    n = element_count(dims)
+                    if n is not None:
+                        out.append((name, data_type, byte_size(n, bits), None))
+                        continue
+            elif tries:
+                tries -= 1
+            t = g.initializer[i]
+            self._visit((TENSOR, t, (where, "initializer", i)))
+            out.append(initializer_facts(t))
+        return out
+
     def _tensors(self, tensors) -> None:
         for t in tensors:
             if t.data_location == EXTERNAL:
@@ -260,6 +293,12 @@ class Census:
 
     def _sparse(self, sp) -> None:
         self._tensors([getattr(sp, n) for n in ("values", "indices") if sp.HasField(n)])
+
+
+#: Initializers `tensor_header` may refuse in a row before the rest of the graph's are
+#: made without asking it (an exporter writes all its tensors external, or none: asking
+#: for each of 437 external tensors only added to the message path's cost).
+_HEADER_TRIES = 8
 
 
 def _op_name(node):
@@ -316,16 +355,18 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
         origin = origin_of(model)
         base_dir = origin.base_dir if origin is not None else None
     g = model.graph
-    # Held for the length of the summary: the census and the loops below read the same
-    # TensorProtos (a long repeated field holds its items weakly; these are made once).
-    initializers = list(g.initializer)
     census = Census(model, progress, stream=stream)
+    # The facts hold the TensorProtos they were taken from (a long repeated field holds
+    # its items weakly): the census and the loop below read the same ones.
+    initializers = census.initializers
+    if initializers is None:
+        initializers = [initializer_facts(t) for t in g.initializer]
     by_dtype: dict = {}
-    for t in initializers:
-        entry = by_dtype.setdefault(dtype_name(t.data_type), {"count": 0, "bytes": 0})
+    for _, data_type, nbytes, _ in initializers:
+        entry = by_dtype.setdefault(dtype_name(data_type), {"count": 0, "bytes": 0})
         entry["count"] += 1
-        entry["bytes"] = add_sizes((entry["bytes"], tensor_nbytes(t)))
-    init_names = {t.name for t in initializers}
+        entry["bytes"] = add_sizes((entry["bytes"], nbytes))
+    init_names = {facts[0] for facts in initializers}
 
     files: dict = {}
     for t in census.external:
