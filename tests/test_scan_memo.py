@@ -135,3 +135,25 @@ def test_lists_are_not_kept_and_each_copy_has_its_own():
     perms[1].ints.append(5)
     assert [list(a.ints) for a in perms] == [[1, 0], [1, 0, 5]] + [[1, 0]] * (len(perms) - 2)
     assert perms[1]._start == -1 and perms[2]._start >= 0
+
+
+def test_bytes_whose_scan_left_containers_are_marked_and_always_scanned():
+    """An item whose scan left a list or bytes is marked `NOT_KEPT` (its next copies skip
+    the offer to the memo): every copy is still a full scan, equal to the reference's."""
+    from wirefmt.scan import NOT_KEPT
+
+    data = _model_bytes()
+    m = irmodel.ModelProto.FromString(data)
+    ref = onnx.load_from_string(data)
+    kept = {}
+    for node, rnode in zip(m.graph.node, ref.graph.node):
+        for a, r in zip(node.attribute, rnode.attribute):
+            kept[a.name] = _memo().get(a.SerializeToString())
+            assert _fields(a) == {f.name: (v if isinstance(v, (str, bytes, int, float)) else list(v)) for f, v in r.ListFields()}
+            if a.name in ("kernel_shape", "perm", "mode"):
+                assert a._start >= 0 and a.ints._owner is a
+    assert kept["perm"] is NOT_KEPT and kept["kernel_shape"] is NOT_KEPT and kept["mode"] is NOT_KEPT
+    assert kept["axis"] is not NOT_KEPT and kept["axis"] is not None
+    perms = [a for n in m.graph.node for a in n.attribute if a.name == "perm"]
+    assert len(perms) > 3 and len({id(a.ints) for a in perms}) == len(perms)
+    assert m.SerializeToString() == data

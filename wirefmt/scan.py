@@ -345,16 +345,22 @@ def _memo_store(memo: dict, key: bytes, d: dict) -> None:
     for k, v in d.items():
         if k[0] == "_":
             if k not in _CHILD_KEYS:
+                memo[key] = NOT_KEPT
                 return
         elif type(v) in _PLAIN_VALUES:
             out[k] = v
         else:
+            memo[key] = NOT_KEPT
             return
     memo[key] = out
 
 
+#: A memo entry for bytes whose scan left more than plain values (`_memo_store`): scan them.
+NOT_KEPT: dict = {}
+
+
 _SCANNER_HELPERS = {
-    "memo_store": _memo_store, "long_len": long_length,
+    "memo_store": _memo_store, "NOT_KEPT": NOT_KEPT, "long_len": long_length,
     "new": _new, "HELD": HELD, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
     "read_varint": read_varint, "read_short_varint": read_short_varint, "to_int32": to_int32, "float32_nan": float32_nan,
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,

@@ -62,7 +62,9 @@ def make_child(cls, parent, start, end, key, idx=HELD):
 # decoded value is an immutable str, int or float and the scan left nothing else behind
 # (no containers, spans, unknown fields: `scan.memo_store` decides); the key is the whole
 # span, so the values are what a scan of those bytes gives, wherever they are.  A scan
-# that fails stores nothing, so malformed bytes always take the scan and its error.
+# that fails stores nothing, so malformed bytes always take the scan and its error.  Bytes
+# whose scan left anything else are kept too, as `scan.NOT_KEPT`: their next copy scans
+# without offering its result to `memo_store` again.
 _MEMO_TYPES = frozenset({"AttributeProto"})
 #: Spans longer than this are not kept (the key is a copy of the bytes).
 MEMO_SPAN = 64
@@ -77,8 +79,11 @@ _MEMO_LOOKUP = '''\
             key = bytes(key)
         hit = MEMO.get(key)
         if hit is not None:
-            d.update(hit)
-            return m
+            if hit is NOT_KEPT:  # bytes seen before whose scan left more than plain values
+                key = None
+            else:
+                d.update(hit)
+                return m
 '''
 
 _MEMO_STORE = '''\
@@ -522,8 +527,8 @@ def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: 
         init = _local_init(spec, locals_, fresh=which == "make_child")
         body = _with_reloads(body + _LOOP_TAIL, spec, locals_)
         if which == "make_child":
-            lookup = _MEMO_LOOKUP.replace("            return m\n", _indent(_eager_empty(spec, True), 2)
-                                          + "            return m\n") if memo else ""
+            lookup = _MEMO_LOOKUP.replace("                return m\n", _indent(_eager_empty(spec, True), 3)
+                                          + "                return m\n") if memo else ""
             return (_HEADER_CHILD + lookup + init + _LOOP_HEAD + body
                     + (_MEMO_STORE if memo else "") + _eager_empty(spec, False) + "    return m\n")
         return _HEADER_SCAN + init + _LOOP_HEAD + body
