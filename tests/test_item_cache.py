@@ -173,3 +173,43 @@ def test_scan_built_sequences_behave_as_lists():
     assert attrs[-1].name == "axes"
     with pytest.raises(IndexError):
         attrs[2]
+
+
+@pytest.mark.parametrize("nodes", [20, 200])  # node held strongly / weakly by the graph
+def test_a_kept_child_edited_after_its_node_was_dropped_reaches_the_model(nodes):
+    # The node is clean and nobody holds it any more, but a child of it is still held: the
+    # child's edit must keep the node (and mark node, graph and model changed), whatever
+    # links a message keeps upwards.
+    data = _model_bytes(nodes)
+    m = irmodel.loads(data)
+    node = m.graph.node[9]
+    attr = node.attribute[1]
+    inputs = node.input
+    del node
+    gc.collect()
+    attr.ints.append(7)
+    inputs.append("late")
+    gc.collect()
+    ref = onnx.load_model_from_string(data)
+    ref.graph.node[9].attribute[1].ints.append(7)
+    ref.graph.node[9].input.append("late")
+    assert irmodel.dumps(m) == ref.SerializeToString()
+    assert m._start < 0 and m.graph._start < 0
+
+
+@pytest.mark.parametrize("nodes", [20, 200])
+def test_a_kept_node_edited_after_the_graph_handle_was_dropped_reaches_the_model(nodes):
+    data = _model_bytes(nodes)
+    m = irmodel.loads(data)
+    graph = m.graph
+    node = graph.node[11]
+    ints = node.attribute[1].ints  # a container two levels down, its messages dropped
+    del graph
+    gc.collect()
+    node.op_type = "Sigmoid"
+    ints[0] = -1
+    gc.collect()
+    ref = onnx.load_model_from_string(data)
+    ref.graph.node[11].op_type = "Sigmoid"
+    ref.graph.node[11].attribute[1].ints[0] = -1
+    assert irmodel.dumps(m) == ref.SerializeToString()
