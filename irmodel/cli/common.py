@@ -43,7 +43,7 @@ class Parser(argparse.ArgumentParser):
         # metavar), and a formatter without a width imports `shutil` (bz2, lzma,
         # fnmatch) and asks the terminal its size: every command paid ~1 ms for help
         # it never printed.  The width is now found once, as the formatter would.
-        return self.formatter_class(prog=self.prog, width=_help_width())
+        return self.formatter_class(prog=self.prog, width=_help_width())  # type: ignore[call-arg]
 
 
 _WIDTH: list = []
@@ -58,8 +58,9 @@ def _help_width() -> int:
         except (KeyError, ValueError):
             columns = 0
         if columns <= 0:
+            stdout = sys.__stdout__
             try:
-                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+                columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 0
             except (AttributeError, ValueError, OSError):
                 columns = 0
         _WIDTH.append((columns if columns > 0 else 80) - 2)
