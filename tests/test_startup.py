@@ -94,7 +94,8 @@ def test_loading_and_reading_a_model_needs_no_more():
 
 @pytest.mark.parametrize("argv, absent", [
     (["inspect", "--json", LENET], {"irmodel.cli.dump", "irmodel.cli.raw", "irmodel.cli.convert", "irmodel.dump",
-                                    "irmodel.helper", "irmodel.external_write", "wirefmt.encoder", "typing"}),
+                                    "irmodel.helper", "irmodel.external_write", "wirefmt.encoder", "typing",
+                                    "shutil"}),
     (["raw", LENET], {"irmodel.cli.inspect", "irmodel.cli.dump", "irmodel.cli.convert", "irmodel.summary"}),
     (["dump", LENET], {"irmodel.cli.inspect", "irmodel.cli.raw", "irmodel.cli.convert"}),
     (["check", LENET], {"irmodel.cli.inspect", "irmodel.cli.infer", "irmodel.cli.convert", "irmodel.summary"}),
@@ -105,6 +106,18 @@ def test_a_command_imports_only_its_own_module(argv, absent):
                             f"with contextlib.redirect_stdout(io.StringIO()):\n    assert main({argv!r}) == 0")
     assert f"irmodel.cli.{argv[0]}" in loaded
     assert not loaded & absent
+
+
+@pytest.mark.parametrize("columns", ["", "0", "x", "50", "200"])
+def test_the_help_width_is_the_one_argparse_finds_itself(monkeypatch, columns):
+    import argparse
+    import shutil
+
+    from irmodel.cli import common
+
+    monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.setattr(common, "_WIDTH", [])
+    assert common._help_width() == argparse.HelpFormatter("irmodel")._width == shutil.get_terminal_size().columns - 2
 
 
 def test_help_still_lists_every_command(capsys):

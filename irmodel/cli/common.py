@@ -38,6 +38,34 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every argument it is given (to check its
+        # metavar), and a formatter without a width imports `shutil` (bz2, lzma,
+        # fnmatch) and asks the terminal its size: every command paid ~1 ms for help
+        # it never printed.  The width is now found once, as the formatter would.
+        return self.formatter_class(prog=self.prog, width=_help_width())  # type: ignore[call-arg]
+
+
+_WIDTH: list = []
+
+
+def _help_width() -> int:
+    """What `argparse.HelpFormatter` takes for its width when given none
+    (``shutil.get_terminal_size().columns - 2``), found with `os` alone, once."""
+    if not _WIDTH:
+        try:
+            columns = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            columns = 0
+        if columns <= 0:
+            stdout = sys.__stdout__
+            try:
+                columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 0
+            except (AttributeError, ValueError, OSError):
+                columns = 0
+        _WIDTH.append((columns if columns > 0 else 80) - 2)
+    return _WIDTH[0]
+
 
 # -- opening files -------------------------------------------------------------------------
 
