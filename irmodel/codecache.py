@@ -166,6 +166,7 @@ def compiled_pattern(name: str, source: bytes, flags: int = 0, cache: FileCodeCa
     import marshal  # noqa: PLC0415 - built in
 
     cache = DEFAULT if cache is None else cache
+    flags = int(flags)  # a ``re.RegexFlag`` would not marshal
     key = f"re-{name}-{_sre.MAGIC}-{_sre.CODESIZE}-{len(source)}"
     data = cache.load(key)
     if data is not None:

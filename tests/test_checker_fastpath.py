@@ -175,15 +175,15 @@ def test_node_pattern_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(codecache, "DEFAULT", cache)
     source, sample = rb"((?:\x0a(?>\x01.|\x02..))*+)(\x22.)?", b"\x0a\x01a\x0a\x02bc\x22x"
     expected = re.compile(source, re.S).fullmatch(sample).groups()
-    first = fastnodes._compiled(source, re.S)
-    second = fastnodes._compiled(source, re.S)
+    first = codecache.compiled_pattern(fastnodes.PATTERN_NAME, source, re.S)
+    second = codecache.compiled_pattern(fastnodes.PATTERN_NAME, source, re.S)
     assert (cache.saved, cache.hits) == (1, 1)
     assert first.fullmatch(sample).groups() == second.fullmatch(sample).groups() == expected
     for entry in os.listdir(cache.directory):
         with open(os.path.join(cache.directory, entry), "wb") as fh:
             fh.write(b"\x00damaged")
-    assert fastnodes._compiled(source, re.S).fullmatch(sample).groups() == expected
-    other = fastnodes._compiled(source + b"?", re.S)  # another source: compiled for itself
+    assert codecache.compiled_pattern(fastnodes.PATTERN_NAME, source, re.S).fullmatch(sample).groups() == expected
+    other = codecache.compiled_pattern(fastnodes.PATTERN_NAME, source + b"?", re.S)  # another source: compiled for itself
     assert other.pattern == source + b"?"
 
 

@@ -29,6 +29,8 @@ from wirefmt.schema import INT64
 from wirefmt.varint import read_short_varint, read_varint
 
 _PATTERNS: list = []
+#: The node pattern's entry in the code cache (`codecache.compiled_pattern`).
+PATTERN_NAME = "checker-node"
 _LONGEST = 127  # names and fields up to this many bytes: a one-byte length
 
 
@@ -44,7 +46,7 @@ def node_pattern():
     possessive, and the first match is the only one.
     """
     if not _PATTERNS:
-        import re  # noqa: PLC0415 - only the checker's fast path needs it
+        from ..codecache import DOTALL, compiled_pattern  # noqa: PLC0415 - only the checker's fast path needs it
 
         field = b"(?:" + b"|".join(b"\\x%02x" % n + (b".{%d}" % n if n else b"")
                                    for n in range(_LONGEST + 1)) + b")"
@@ -55,51 +57,10 @@ def node_pattern():
                 rb"((?:\x2a" + field + rb")*+)"      # attribute
                 rb"(?:\x32" + field + rb")?+"        # doc_string
                 rb"(\x3a" + field + rb")?+)")        # domain
-        _PATTERNS.append(_compiled(node, re.S))
+        # Compiling it takes about 20 ms, a tenth of a 75,000-node check: its compiled
+        # form is kept in the code cache (`codecache.compiled_pattern`).
+        _PATTERNS.append(compiled_pattern(PATTERN_NAME, node, DOTALL))
     return _PATTERNS[0]
-
-
-def _compiled(source: bytes, flags: int):
-    """``re.compile(source, flags)``, its compiled form kept in irmodel's code cache.
-
-    Compiling the node pattern takes about 20 ms, a tenth of a 75,000-node check; what
-    ``re`` compiles it to (a list of ints) is saved beside the scan code (`irmodel.codecache`,
-    the same trusted directory) and handed to ``_sre.compile``, which validates it, on the
-    next run.  The entry holds the source and is used only for exactly this source and this
-    regular expression engine; anything unexpected (another Python, a damaged file) falls
-    back to ``re.compile``.
-    """
-    import re  # noqa: PLC0415
-
-    flags = int(flags)
-    try:
-        import marshal  # noqa: PLC0415
-        import _sre  # type: ignore[import-not-found]  # noqa: PLC0415
-        from re import _compiler, _constants, _parser  # type: ignore[attr-defined]  # noqa: PLC0415 - 3.11+
-
-        from ..codecache import DEFAULT  # noqa: PLC0415
-
-        key = f"checker-node-re-{_constants.MAGIC}-{len(source)}"
-        data = DEFAULT.load(key)
-        if data is not None:
-            try:
-                stored, args = marshal.loads(data)
-                if stored == (source, flags):
-                    return _sre.compile(source, *args)
-            except Exception:  # noqa: BLE001 - a damaged entry: compile afresh
-                pass
-        parsed = _parser.parse(source, flags)
-        code = list(map(int, _compiler._code(parsed, flags)))
-        groupindex = dict(parsed.state.groupdict)
-        indexgroup = [None] * parsed.state.groups
-        for name, i in groupindex.items():
-            indexgroup[i] = name
-        args = (int(flags | parsed.state.flags), code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
-        pattern = _sre.compile(source, *args)
-        DEFAULT.save(key, marshal.dumps(((source, flags), args)))
-        return pattern
-    except Exception:  # noqa: BLE001 - another Python's engine: the public way
-        return re.compile(source, flags)
 
 
 def skeleton(names: list | tuple) -> bytes:
