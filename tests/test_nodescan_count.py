@@ -19,6 +19,7 @@ import irmodel
 from irmodel import codecache, nodescan
 from irmodel.summary import Census, summarize
 from wirefmt import DecodeError
+from test_summary_stream import _both
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -202,16 +203,6 @@ def _external_constant(name: str, location: str) -> onnx.NodeProto:
     onnx.external_data_helper.set_external_data(t, location, offset=0, length=16)
     t.ClearField("raw_data")
     return oh.make_node("Constant", [], [name], value=t)
-
-
-def _both(data: bytes) -> tuple:
-    out = []
-    for stream in (True, False):
-        try:
-            out.append(summarize(irmodel.loads(data), base_dir=None, stream=stream))
-        except Exception as exc:  # noqa: BLE001
-            out.append((type(exc).__name__, str(exc)))
-    return tuple(out)
 
 
 def test_a_large_graph_is_streamed_and_summarized_as_the_full_walk_and_the_reference():
