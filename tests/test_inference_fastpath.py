@@ -121,9 +121,15 @@ def doubled_corpus(node_corpus) -> list:
 def test_corpus_doubled(doubled_corpus, monkeypatch, mode, stride):
     """Every model with ``data_prop``; every third one strict with ``check_type`` (time)."""
     kw = MODES[mode]
+    assert_doubled_agree(doubled_corpus[::stride], monkeypatch, **kw)
+
+
+def assert_doubled_agree(cases, monkeypatch, **kw) -> None:
+    """Every doubled model infers the same with the pass on and off, and the repeated
+    halves were taken from the cache (not every node: data, sub-graphs, ...)."""
     differ = []
     fast_total = full_total = 0
-    for name, data in doubled_corpus[::stride]:
+    for name, data in cases:
         fast, full, fast_calls, full_calls = both(data, monkeypatch, **kw)
         fast_total += fast_calls
         full_total += full_calls
@@ -131,7 +137,6 @@ def test_corpus_doubled(doubled_corpus, monkeypatch, mode, stride):
             differ.append((name, fast if isinstance(fast, tuple) else len(fast),
                            full if isinstance(full, tuple) else len(full)))
     assert not differ, differ[:20]
-    # The repeated halves were taken from the cache (not every node: data, sub-graphs, ...).
     assert fast_total < full_total * 0.75
 
 

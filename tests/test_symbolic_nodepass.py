@@ -14,7 +14,7 @@ from irmodel import helper as h
 from irmodel.inference import nodepass
 from irmodel.inference.types import type_from_proto
 from symbolic_models import decoder_model
-from test_inference_fastpath import _doubled, both
+from test_inference_fastpath import _doubled, assert_doubled_agree, both
 
 onnx = pytest.importorskip("onnx")
 
@@ -50,17 +50,7 @@ def doubled_corpus(node_corpus) -> list:
 
 
 def test_corpus_doubled(doubled_corpus, monkeypatch):
-    differ = []
-    fast_total = full_total = 0
-    for name, data in doubled_corpus:
-        fast, full, fast_calls, full_calls = both(data, monkeypatch, symbolic=True)
-        fast_total += fast_calls
-        full_total += full_calls
-        if fast != full:
-            differ.append((name, fast if isinstance(fast, tuple) else len(fast),
-                           full if isinstance(full, tuple) else len(full)))
-    assert not differ, differ[:20]
-    assert fast_total < full_total * 0.75  # the repeated halves came from the cache
+    assert_doubled_agree(doubled_corpus, monkeypatch, symbolic=True)
 
 
 def _late_model(repeat: int = 4) -> bytes:
