@@ -66,6 +66,7 @@ class FileCodeCache:
         self._given = directory
         self._dir: str | None = None
         self._resolved = False
+        self._trusted_dir: str | None = None  # the directory `load` last found trusted
         self.writable = True
         self.hits = self.misses = self.saved = 0
 
@@ -88,15 +89,26 @@ class FileCodeCache:
         return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
     def load(self, key: str) -> bytes | None:
+        # About a dozen loads open an `irmodel inspect`: read with `os` calls (no file
+        # object), and the directory's owner and mode checked by its first load in the
+        # process, not by every load (a stat less each).  A directory accepted stays
+        # accepted for the process: only its owner or root can change its owner or mode.
         d = self.directory
         data = None
         if d is not None:
             try:
-                with open(os.path.join(d, _file_name(key)), "rb") as fh:
-                    if self._trusted(d):
-                        data = fh.read()
+                fd = os.open(os.path.join(d, _file_name(key)), os.O_RDONLY | _O_BINARY)
             except OSError:
-                pass
+                fd = -1
+            if fd >= 0:
+                try:
+                    if self._trusted_dir == d or self._trusted(d):
+                        self._trusted_dir = d
+                        data = _read_all(fd)
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
         if data is None:
             self.misses += 1
         else:
@@ -125,7 +137,7 @@ class FileCodeCache:
             if not self._trusted(d):
                 self.writable = False
                 return
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
             try:
                 with open(fd, "wb") as fh:
                     fh.write(data)
@@ -139,6 +151,21 @@ class FileCodeCache:
             self.saved += 1
         except OSError:
             self.writable = False  # read-only home, full disk, ...: stop trying in this process
+
+
+_O_BINARY = getattr(os, "O_BINARY", 0)
+_READ = 1 << 16
+
+
+def _read_all(fd: int) -> bytes:
+    """The whole regular file open at ``fd``: an entry is a few KiB, one read (a read of
+    a regular file returns less than it asked for only at the file's end)."""
+    chunks = []
+    while True:
+        chunk = os.read(fd, _READ)
+        chunks.append(chunk)
+        if len(chunk) < _READ:
+            return chunk if len(chunks) == 1 else b"".join(chunks)
 
 
 #: The cache the ONNX message classes use (`irmodel.messages`).

@@ -174,6 +174,18 @@ def test_field_spec_behaves_as_the_frozen_dataclass_it_replaces():
         FieldSpec(1, "a")  # kind is required
     assert pickle.loads(pickle.dumps(f)) == f and copy.deepcopy(f) == f
     assert FieldSpec(1, "raw_data_x", STRING).camel_name == "rawDataX"
+    # Built through a twin class with plain stores (`FieldSpec.__init__`): none of it shows.
+    assert type(f) is FieldSpec and type(copy.copy(f)) is FieldSpec and type(pickle.loads(pickle.dumps(f))) is FieldSpec
+    with pytest.raises(AttributeError):
+        f.__class__ = type("Other", (FieldSpec,), {"__slots__": ()})
+
+    class Tagged(FieldSpec):  # a subclass keeps its class, its own slots and the fields
+        __slots__ = ("tag",)
+
+    t = Tagged(3, "dims", INT64, True)
+    assert type(t) is Tagged and t._values() == f._values()
+    with pytest.raises(AttributeError):
+        t.number = 4
 
 
 def test_enum_and_message_specs_keep_their_contract():
@@ -295,6 +307,23 @@ def test_an_unwritable_or_untrusted_cache_is_no_cache(tmp_path):
     hits, misses, saved, _, ops2 = _read_with_cache(shared)
     assert (hits, saved) == (0, 0) and ops2 == ops
     assert _read_with_cache("")[3] is None  # IRMODEL_CACHE_DIR="" switches it off
+
+
+def test_an_entry_is_read_whole_and_the_directory_trusted_once_a_process(tmp_path, monkeypatch):
+    cache = codecache.FileCodeCache(str(tmp_path))
+    assert cache.load("absent") is None and cache.misses == 1
+    big = bytes(range(256)) * 1000 + b"tail"  # over one read's size (64 KiB), not a multiple of it
+    for key, data in (("big", big), ("exact", b"x" * codecache._READ), ("empty", b""), ("small", b"abc")):
+        cache.save(key, data)
+    checks = []
+    trusted = cache._trusted
+    monkeypatch.setattr(cache, "_trusted", lambda d: checks.append(d) or trusted(d))
+    assert [cache.load(k) for k in ("big", "exact", "empty", "small")] == [big, b"x" * codecache._READ, b"", b"abc"]
+    assert checks == [cache.directory]  # once for four entries
+    # Another cache over the same directory asks again, and refuses it once others may write to it.
+    os.chmod(cache.directory, 0o777)
+    other = codecache.FileCodeCache(str(tmp_path))
+    assert other.load("small") is None and other.misses == 1 and other.hits == 0
 
 
 def test_the_default_directory_is_the_users_cache_never_the_package(monkeypatch, tmp_path):
