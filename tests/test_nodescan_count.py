@@ -127,6 +127,13 @@ def test_a_refused_kind_sends_every_node_of_that_kind_to_the_walk():
     nodes = [_PLAIN[0]] * 40 + [graph_node] + [_PLAIN[1]] * 40 + [graph_node]
     counts, walk = _same(nodes)
     assert walk == [40, 81] and counts == {("Relu", ""): 40, ("Constant", ""): 40}
+    # In three runs (cut by long nodes): each run's matches are found again for the
+    # refused kind, at that run's own offsets.
+    long_node = _ld(1, b"c") + _ld(4, b"Constant") + _ld(5, _ld(1, b"value") + _ld(5, _ld(9, b"\0" * 5000)))
+    nodes = ([_PLAIN[0]] * 70 + [graph_node] + [long_node] + [_PLAIN[1]] * 3 + [graph_node] * 2
+             + [_PLAIN[0]] * 70 + [long_node] + [graph_node] + [_PLAIN[1]] * 69)
+    counts, walk = _same(nodes)
+    assert walk == [70, 75, 76, 148] and counts == {("Relu", ""): 140, ("Constant", ""): 74}
 
 
 def test_long_nodes_split_the_run_and_are_read_alone():
