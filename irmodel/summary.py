@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any, Callable
 
-from wirefmt.message import exact_span, item_spans
+from wirefmt.message import item_spans, items_in_buffer
 
 from .dtypetable import ELEM_BITS
 from .limits import add_sizes, byte_size, element_count
@@ -198,12 +198,11 @@ class Census:
         self._done = 0
         items = walk(model)
         if stream and model.HasField("graph"):
-            span = exact_span(model.graph)
-            spans = item_spans(model.graph, "node")
-            if span is not None and spans is not None:  # the graph is exactly its bytes
+            found = items_in_buffer(model.graph, "node")
+            if found is not None:  # the graph is exactly its bytes
                 rest = top_level(model)
                 next(rest)  # the main graph, streamed here instead
-                self._stream_main_graph(model.graph, span[0], spans)
+                self._stream_main_graph(model.graph, *found)
                 items = walk_items(rest)
         visit = self._visit
         for item in items:

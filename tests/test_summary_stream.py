@@ -198,3 +198,24 @@ def test_a_submessage_that_fails_to_decode_fails_again_on_the_next_read():
         with pytest.raises(DecodeError):
             attr.t  # noqa: B018
     assert attr.HasField("t")
+
+
+def test_items_in_buffer_is_the_exact_buffer_and_the_items_spans_or_none():
+    from wirefmt import items_in_buffer
+    from wirefmt.message import exact_span, item_spans
+
+    nodes = [oh.make_node("Relu", [f"x{i}"], [f"x{i + 1}"], name=f"r{i}") for i in range(3)]
+    graph = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x0", 1, [2])],
+                          [oh.make_tensor_value_info("x3", 1, [2])])
+    data = oh.make_model(graph).SerializeToString()
+    g = irmodel.loads(data).graph
+    src, spans = items_in_buffer(g, "node")
+    assert src is exact_span(g)[0] and spans == item_spans(g, "node") and len(spans) == 6
+    assert [bytes(src[spans[2 * i]:spans[2 * i + 1]]) for i in range(3)] == [
+        n.SerializeToString() for n in onnx.load_from_string(data).graph.node]
+    assert items_in_buffer(g, "initializer") == (src, [])
+    with pytest.raises(ValueError):
+        items_in_buffer(g, "name")  # not a repeated message field
+    g.node[1].name = "edited"  # no longer exactly its bytes: the caller takes the message path
+    assert items_in_buffer(g, "node") is None
+    assert items_in_buffer(irmodel.GraphProto(name="built"), "node") is None

@@ -444,6 +444,21 @@ def item_spans(msg, name: str) -> list | None:
     return None if spans is None else list(spans)
 
 
+def items_in_buffer(msg, name: str) -> tuple | None:
+    """``(buffer, spans)``: `exact_span`'s buffer and the `item_spans` of repeated message
+    field ``name`` in it; None when ``msg`` is not exactly its bytes any more.
+
+    The opening of every reader that looks at the items' bytes instead of making them
+    (the summary's node count, the checker's and inference's node passes): None is their
+    cue to take the message path.
+    """
+    span = exact_span(msg)
+    if span is None:
+        return None
+    spans = item_spans(msg, name)
+    return None if spans is None else (span[0], spans)
+
+
 class _LazyField:
     """Class attribute of a message field (singular or repeated): materialises it on first read.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from itertools import islice, repeat
 
 from wirefmt import MAX_DEPTH, DecodeError
-from wirefmt.message import exact_span, item_spans
+from wirefmt.message import items_in_buffer
 
 from .access import VALUE_FIELD_TYPES as _VALUE_FIELD_TYPES, decode_rest, present_value_fields
 from .context import EXPERIMENTAL_OPS, LexicalScopeContext
@@ -174,10 +174,9 @@ class Walker:
             add("B001", f"{path}.node", f"cannot be decoded: {exc}")
             return
         if count >= _FAST_FROM:
-            span = exact_span(g)
-            spans = item_spans(g, "node") if span is not None else None
-            if span is not None and spans is not None:
-                self._fast_nodes(nodes, span[0], spans, ctx, lex, path, depth)
+            found = items_in_buffer(g, "node")
+            if found is not None:
+                self._fast_nodes(nodes, found[0], found[1], ctx, lex, path, depth)
                 return
         one = self._one_node
         for i, node in _each(nodes, count, self.report, f"{path}.node"):
@@ -272,12 +271,11 @@ class Walker:
         """``(index, TensorProto)`` of the initializers the caller checks in full; those
         of a kind (`fastnodes.tensor_kind`) whose first one had no problem are taken here:
         their names are added to ``seen`` and ``names`` as the full path would."""
-        span = exact_span(g)
-        spans = item_spans(g, "initializer") if span is not None and ctx.ir_version > 3 else None
-        if span is None or spans is None or len(spans) < 2 * _FAST_FROM:
+        found = items_in_buffer(g, "initializer") if ctx.ir_version > 3 else None
+        if found is None or len(found[1]) < 2 * _FAST_FROM:
             yield from self._items(g, "initializer", path, node)
             return
-        src = span[0]
+        src, spans = found
         inits = g.initializer
         verdicts: dict = {}
         for i in range(len(spans) >> 1):

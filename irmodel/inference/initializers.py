@@ -94,18 +94,15 @@ def _raw_data_to_end(src, pos: int, end: int) -> bool:
 def seed_initializers(scope, graph) -> bool:
     """Seed ``graph``'s initializers into ``scope`` as `Scope.process_graph` does; False
     (nothing done) when the graph is small or not read from bytes."""
-    from wirefmt.message import exact_span, item_spans  # noqa: PLC0415
+    from wirefmt.message import items_in_buffer  # noqa: PLC0415
 
     seq = graph.initializer
     if len(seq) < FAST_FROM:
         return False
-    span = exact_span(graph)
-    if span is None:
+    found = items_in_buffer(graph, "initializer")
+    if found is None:
         return False
-    spans = item_spans(graph, "initializer")
-    if spans is None:
-        return False
-    src = span[0]
+    src, spans = found
     known: dict = {}  # (dims bytes, data_type bytes) -> (type, small)
     interned = scope.interned
     const_data = scope.const_data

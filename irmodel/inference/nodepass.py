@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # annotations only (`from __future__ import annotations`)
     from typing import Any
 
 from wirefmt.errors import DecodeError
-from wirefmt.message import exact_span, item_spans
+from wirefmt.message import exact_span, items_in_buffer
 from wirefmt.reader import read_field
 from wirefmt.schema import LEN, SGROUP
 
@@ -269,19 +269,17 @@ def infer_nodes(scope, graph, nodes) -> bool:
     opts = run.options
     if len(nodes) < FAST_FROM or run.explain is not None:
         return False
-    span = exact_span(graph)
-    if span is None:
+    found = items_in_buffer(graph, "node")
+    if found is None:
         return False
-    spans = item_spans(graph, "node")
-    if spans is None:
-        return False
+    src, spans = found
     if opts.symbolic:
-        infer_nodes_symbolic(scope, nodes, span[0], spans)
+        infer_nodes_symbolic(scope, nodes, src, spans)
         return True
 
     collector = _PausedCollector()
     try:
-        _cached_pass(scope, nodes, span[0], spans, collector.counting(scope.process_node))
+        _cached_pass(scope, nodes, src, spans, collector.counting(scope.process_node))
     finally:
         collector.resume()
     return True
@@ -737,13 +735,12 @@ def nodes_with_graphs(graph, nodes):
     """
     if len(nodes) < FAST_FROM:
         return None
-    span = exact_span(graph)
-    spans = item_spans(graph, "node") if span is not None else None
-    if spans is None:
+    found = items_in_buffer(graph, "node")
+    if found is None:
         return None
     from ..checker.fastnodes import attribute_kinds, node_pattern  # noqa: PLC0415
 
-    src = span[0]
+    src, spans = found
     matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
     picked = []
     for k, m in enumerate(matches):
