@@ -19,6 +19,7 @@ from .limits import add_sizes, byte_size, element_count
 from .messages import ENUMS
 from .nodescan import count_ops
 from .origin import origin_of
+from .infoscan import opset_entry, value_info_tensor
 from .tensorscan import tensor_header
 from .walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, top_level, walk, walk_items
 
@@ -383,9 +384,16 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
         length = info.length if info is not None else None
         entry["bytes"] = add_sizes((entry["bytes"], tensor_nbytes(t) if length is None else length))
 
-    def value_infos(values):
-        return [{"name": v.name, **type_info(v.type), "initializer": v.name in init_names} for v in values]
+    def value_infos(field):
+        streamed = _streamed_value_infos(g, field, init_names) if stream else None
+        if streamed is not None:
+            return streamed
+        return [{"name": v.name, **type_info(v.type), "initializer": v.name in init_names}
+                for v in getattr(g, field)]
 
+    opsets = _streamed_opsets(model) if stream else None
+    if opsets is None:
+        opsets = [{"domain": o.domain, "version": o.version} for o in model.opset_import]
     return {
         "ir_version": model.ir_version if model.HasField("ir_version") else None,
         "producer_name": model.producer_name,
@@ -393,11 +401,11 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
         "domain": model.domain,
         "model_version": model.model_version,
         "doc_string": model.doc_string,
-        "opset_import": [{"domain": o.domain, "version": o.version} for o in model.opset_import],
+        "opset_import": opsets,
         "metadata_props": [{"key": p.key, "value": p.value} for p in model.metadata_props],
         "graph_name": g.name,
-        "inputs": value_infos(g.input),
-        "outputs": value_infos(g.output),
+        "inputs": value_infos("input"),
+        "outputs": value_infos("output"),
         "value_info_count": len(g.value_info),
         "node_count": len(g.node),
         "op_types": dict(sorted(census.main_ops.items(), key=_histogram_order)),
@@ -412,3 +420,39 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
         "total_node_count": census.graph_nodes,
         "training_info_count": len(model.training_info),
     }
+
+
+def _streamed_value_infos(g: Any, field: str, init_names: set) -> list | None:
+    """`_summarize`'s entries of ``g.input`` or ``g.output`` read from their bytes
+    (`irmodel.infoscan`), or None if the graph is not exactly its bytes or any value is
+    not a plain tensor value (then every one is made, as before)."""
+    found = items_in_buffer(g, field)
+    if found is None:
+        return None
+    src, spans = found
+    depth = g._depth + 1
+    out = []
+    for i in range(0, len(spans), 2):
+        read = value_info_tensor(src, spans[i], spans[i + 1], depth)
+        if read is None:
+            return None
+        name, elem_type, shape = read
+        out.append({"name": name, "kind": "tensor", "elem_type": dtype_name(elem_type), "shape": shape,
+                    "initializer": name in init_names})
+    return out
+
+
+def _streamed_opsets(model: Any) -> list | None:
+    """The model's ``opset_import`` entries read from their bytes, or None (see above)."""
+    found = items_in_buffer(model, "opset_import")
+    if found is None:
+        return None
+    src, spans = found
+    depth = model._depth + 1
+    out = []
+    for i in range(0, len(spans), 2):
+        read = opset_entry(src, spans[i], spans[i + 1], depth)
+        if read is None:
+            return None
+        out.append({"domain": read[0], "version": read[1]})
+    return out

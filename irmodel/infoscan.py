@@ -1,0 +1,170 @@
+"""A graph input's or output's tensor type, and a model's opset entries, read from their bytes.
+
+What ``irmodel inspect`` reports of a graph's inputs and outputs is each one's name,
+element type and shape, and of the model's opsets each domain and version.  Making the
+messages for that (a ValueInfoProto, its TypeProto, TypeProto.Tensor, TensorShapeProto
+and a Dimension per dim; an OperatorSetIdProto per opset) costs each of those six types
+its scan code (loaded from the code cache: about 0.1 ms a type, most of the time these
+few values take).  `value_info_tensor` and `opset_entry` read the wire form instead,
+and answer only for the plain case: a value whose type is a tensor type, each message on
+the way occurring once, every field of interest with the wire type the schema gives
+it, names and dim params valid UTF-8.  For anything else they answer None, and the
+caller makes the messages (`irmodel.summary`), which reads what is unusual its own way
+(merges repeated occurrences, keeps misfitting fields aside) and raises the error bad
+bytes deserve.
+
+The rules of the message path hold, so the two agree exactly: each level is read field
+by field with `irmodel.nodescan`'s reader (the checks the full scan makes: tags,
+lengths, varints, groups, a field running past its message); the last scalar wins, and
+of a Dimension's ``dim_value`` and ``dim_param`` (a oneof) the last one read; unknown
+fields are skipped.  ``doc_string``, ``metadata_props`` and ``denotation`` are not read,
+by either path.
+"""
+
+from __future__ import annotations
+
+from wirefmt.errors import DecodeError
+from wirefmt.varint import to_int64
+
+from .nodescan import _field
+from .proto import REGISTRY
+
+_LEN, _VARINT = 2, 0
+_INT32_MAX = (1 << 31) - 1
+
+
+def _numbers(type_name: str, *fields: str) -> tuple:
+    by_name = REGISTRY.messages[type_name].by_name
+    return tuple(by_name[f].number for f in fields)
+
+
+_VI_NAME, _VI_TYPE = _numbers("ValueInfoProto", "name", "type")
+#: The members of TypeProto's ``value`` oneof: a plain value has ``tensor_type`` alone.
+_TENSOR_TYPE, *_OTHER_TYPES = _numbers("TypeProto", "tensor_type", "sequence_type", "map_type",
+                                       "optional_type", "sparse_tensor_type", "opaque_type")
+_OTHER_TYPES = frozenset(_OTHER_TYPES)
+_ELEM_TYPE, _SHAPE = _numbers("TypeProto.Tensor", "elem_type", "shape")
+(_DIM,) = _numbers("TensorShapeProto", "dim")
+_DIM_VALUE, _DIM_PARAM = _numbers("TensorShapeProto.Dimension", "dim_value", "dim_param")
+_OPSET_DOMAIN, _OPSET_VERSION = _numbers("OperatorSetIdProto", "domain", "version")
+
+
+def value_info_tensor(src, start: int, end: int, depth: int) -> tuple | None:
+    """``(name, elem_type, shape)`` of the plain ValueInfoProto in ``src[start:end]``, else
+    None.  ``shape`` is None when the tensor type has no ``shape``, else a list of ints
+    (``dim_value``), strings (``dim_param``) and None (neither), as `summary.type_info`
+    reports it.  ``depth`` is the value's nesting depth as the full path sees it (2 for a
+    main graph's input).  See the module docstring.
+    """
+    try:
+        name = ""
+        type_span = None
+        pos = start
+        while pos < end:
+            number, wt, a, pos = _field(src, pos, end, depth)
+            if number == _VI_NAME:
+                if wt != _LEN:
+                    return None
+                name = src[a:pos].decode()
+            elif number == _VI_TYPE:
+                if wt != _LEN or type_span is not None:  # twice: merged by the message path
+                    return None
+                type_span = (a, pos)
+        if pos != end or type_span is None:
+            return None
+        tensor = _only_tensor_type(src, *type_span, depth + 1)
+        if tensor is None:
+            return None
+        found = _tensor(src, *tensor, depth + 2)
+        return None if found is None else (name, *found)
+    except (DecodeError, IndexError, UnicodeDecodeError):
+        return None
+
+
+def _only_tensor_type(src, start: int, end: int, depth: int) -> tuple | None:
+    """The span of a TypeProto's ``tensor_type``, if that is its one member of ``value``."""
+    tensor = None
+    pos = start
+    while pos < end:
+        number, wt, a, pos = _field(src, pos, end, depth)
+        if number == _TENSOR_TYPE:
+            if wt != _LEN or tensor is not None:
+                return None
+            tensor = (a, pos)
+        elif number in _OTHER_TYPES:
+            return None
+    return tensor if pos == end else None
+
+
+def _tensor(src, start: int, end: int, depth: int) -> tuple | None:
+    """``(elem_type, shape)`` of a TypeProto.Tensor (see `value_info_tensor`)."""
+    elem_type = 0
+    shape_span = None
+    pos = start
+    while pos < end:
+        number, wt, a, pos = _field(src, pos, end, depth)
+        if number == _ELEM_TYPE:
+            if wt != _VARINT or a > _INT32_MAX:  # int32 truncation and negative codes: the message path's
+                return None
+            elem_type = a
+        elif number == _SHAPE:
+            if wt != _LEN or shape_span is not None:
+                return None
+            shape_span = (a, pos)
+    if pos != end:
+        return None
+    if shape_span is None:
+        return elem_type, None
+    shape = []
+    pos, end = shape_span
+    while pos < end:
+        number, wt, a, pos = _field(src, pos, end, depth + 1)
+        if number == _DIM:
+            if wt != _LEN:
+                return None
+            dim = _dimension(src, a, pos, depth + 2)
+            if dim is _REFUSED:
+                return None
+            shape.append(dim)
+    return (elem_type, shape) if pos == end else None
+
+
+_REFUSED = object()
+
+
+def _dimension(src, start: int, end: int, depth: int):
+    """A Dimension's ``dim_value`` or ``dim_param`` (the last one read), None, or `_REFUSED`."""
+    value = None
+    pos = start
+    while pos < end:
+        number, wt, a, pos = _field(src, pos, end, depth)
+        if number == _DIM_VALUE:
+            if wt != _VARINT:
+                return _REFUSED
+            value = to_int64(a)
+        elif number == _DIM_PARAM:
+            if wt != _LEN:
+                return _REFUSED
+            value = src[a:pos].decode()
+    return value if pos == end else _REFUSED
+
+
+def opset_entry(src, start: int, end: int, depth: int) -> tuple | None:
+    """``(domain, version)`` of the OperatorSetIdProto in ``src[start:end]``, else None."""
+    domain = ""
+    version = 0
+    pos = start
+    try:
+        while pos < end:
+            number, wt, a, pos = _field(src, pos, end, depth)
+            if number == _OPSET_DOMAIN:
+                if wt != _LEN:
+                    return None
+                domain = src[a:pos].decode()
+            elif number == _OPSET_VERSION:
+                if wt != _VARINT:
+                    return None
+                version = to_int64(a)
+    except (DecodeError, IndexError, UnicodeDecodeError):
+        return None
+    return (domain, version) if pos == end else None
