@@ -213,3 +213,50 @@ def test_a_kept_node_edited_after_the_graph_handle_was_dropped_reaches_the_model
     ref.graph.node[11].op_type = "Sigmoid"
     ref.graph.node[11].attribute[1].ints[0] = -1
     assert irmodel.dumps(m) == ref.SerializeToString()
+
+
+def _broken_second_attribute() -> bytes:
+    """The bytes of a 20-node model whose node 4 has a malformed second attribute (the
+    varint of its `type` runs past the attribute's end), and that attribute's span."""
+    data = bytearray(_model_bytes(20))
+    m = irmodel.loads(bytes(data))
+    a = m.graph.node[4].attribute[1]
+    start, end = a._start, a._end
+    del m, a
+    return bytes(data[:end - 1]) + b"\x80" + bytes(data[end:])
+
+
+def test_a_short_sequence_raises_only_at_the_malformed_item():
+    # Short sequences make their items before they are read (`RepeatedMessages.__iter__`):
+    # a reader still gets the first attribute, and the error only when it asks for the
+    # second one, as from an item made when reached; a reader that stops before it, none.
+    m = irmodel.loads(_broken_second_attribute())
+    attrs = m.graph.node[4].attribute
+    it = iter(attrs)
+    first = next(it)
+    assert first.name == "alpha"
+    with pytest.raises(irmodel.DecodeError) as info:
+        next(it)
+    assert info.value.path == "ModelProto.graph.node[4].attribute[1]"
+    for a in attrs:  # stopping before the malformed item: no error
+        assert a is first
+        break
+    assert attrs[0] is first
+    with pytest.raises(irmodel.DecodeError):
+        list(attrs)  # again, and the same error every time
+
+
+def test_a_short_sequence_iterator_sees_changes_made_while_it_runs():
+    # As a generator over the slots would: items appended while iterating are reached,
+    # a cleared sequence's iterator finishes the items it had.
+    m = irmodel.loads(_model_bytes(20))
+    attrs = m.graph.node[0].attribute
+    seen = []
+    for a in attrs:
+        seen.append(a.name)
+        if len(attrs) < 3:
+            attrs.add(name="late", type=AttributeProto.INT, i=1)
+    assert seen == ["alpha", "axes", "late"]
+    ref = onnx.load_model_from_string(_model_bytes(20))
+    ref.graph.node[0].attribute.add(name="late", type=onnx.AttributeProto.INT, i=1)
+    assert irmodel.dumps(m) == ref.SerializeToString()

@@ -331,6 +331,39 @@ def _too_deep(m, start: int):
     raise _with_path(m, DecodeError(f"nesting deeper than {MAX_DEPTH}", start))
 
 
+def _span_run(m, src, pos: int, start: int, end: int, spans: list) -> int:
+    """Append to ``spans`` the ``[start, end]`` of every item of the run of one repeated
+    length-delimited field at ``pos`` (a one-byte tag, `scangen._RUNS`), up to the first
+    other tag or the end of the message; return the position after the run.
+
+    The rules of the generated branch it stands for, item by item: lengths of one and two
+    bytes inline, longer ones through `long_length`.  An item that runs past ``end`` ends
+    the run there, and the caller's final ``pos != end`` test refuses it (nothing is
+    sliced here, so that test is enough); reading past the end of the buffer raises
+    IndexError, explained by the caller (``overrun``).  tests/test_scan_runs.py compares
+    every edge with the generic loop.
+    """
+    tag = src[pos]
+    append = spans.append
+    while True:
+        n = src[pos + 1]
+        if n < 128:
+            q = pos + 2
+            e = q + n
+        else:
+            b = src[pos + 2]
+            if b < 128:
+                q = pos + 3
+                e = q + ((n & 127) | (b << 7))
+            else:
+                q, e = long_length(m, src, pos + 1, start, end, _overrun)
+        append(q)
+        append(e)
+        pos = e
+        if pos >= end or src[pos] != tag:
+            return pos
+
+
 #: The private keys a generated ``make_child`` sets before it scans (`scangen._HEADER_CHILD`).
 _CHILD_KEYS = frozenset({"_buf", "_start", "_end", "_parent", "_key", "_idx", "_depth"})
 _PLAIN_VALUES = (str, int, float)
@@ -360,7 +393,7 @@ NOT_KEPT: dict = {}
 
 
 _SCANNER_HELPERS = {
-    "memo_store": _memo_store, "NOT_KEPT": NOT_KEPT, "long_len": long_length,
+    "memo_store": _memo_store, "NOT_KEPT": NOT_KEPT, "long_len": long_length, "span_run": _span_run,
     "new": _new, "HELD": HELD, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
     "read_varint": read_varint, "read_short_varint": read_short_varint, "to_int32": to_int32, "float32_nan": float32_nan,
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,

@@ -266,6 +266,23 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
             if f.repeated:
                 return None
             body = _LEN + sibs + f"                    d[{name!r}] = mv[q:e]\n"
+        elif f.repeated and tag < 128 and name in _RUNS.get(spec.name, ()):
+            # A field written as one long run (a graph's nodes): the run is read by one
+            # call of `span_run`, whatever the length of each item's length.
+            consts[f"CLASS_{f.number}"] = cls_of(f)
+            local = f"R{f.number}"
+            locals_.add(local)
+            return tag, (
+                f"                    if {local} is None:\n"
+                f"                        seq = {local} = new(RM)\n"
+                "                        seq._owner = m\n"
+                f"                        seq._name = {name!r}\n"
+                f"                        seq._cls = CLASS_{f.number}\n"
+                "                        seq._spans = []\n"
+                "                        seq._items = None\n"
+                "                        seq._forget_cb = None\n"
+                f"                        d[{name!r}] = seq\n"
+                f"                    pos = span_run(m, src, pos, start, end, {local}._spans)\n")
         elif f.repeated:  # the spans go straight into the field's sequence
             consts[f"CLASS_{f.number}"] = cls_of(f)
             local = f"R{f.number}"  # the sequence, kept as `_new_list` keeps a container
@@ -334,6 +351,20 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
             return tag, _new_list(f, check, locals_) + read + f"                    append(L{f.number}, v)\n                    pos += @L4\n"
         return tag, read + sibs + f"                    d[{name!r}] = v\n                    pos += @L4\n"
     return None
+
+
+#: Repeated message fields that come as one long run of the same one-byte tag (a graph's
+#: 75,000 ``node`` fields, each an item of 40 to 1,000 bytes): each run is read by one call
+#: of ``span_run`` (`scan._span_run`), a loop over the run with the items' lengths of one
+#: and two bytes inline, instead of one turn of the field loop per item (its tag tests,
+#: the sequence's None test and attribute read) and one `long_length` call per item of
+#: 128 bytes or more.  Measured: docs/ARCHITECTURE.md (start-up and speed).  Short
+#: repeated fields (a node's attributes) keep the inline branch: a call per run of one
+#: or two items costs more than it saves.
+_RUNS = {
+    "GraphProto": ("node", "initializer", "value_info"),
+    "FunctionProto": ("node",),
+}
 
 
 def _specialise(body: str, tag_len: int) -> str:
