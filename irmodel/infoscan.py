@@ -40,9 +40,9 @@ def _numbers(type_name: str, *fields: str) -> tuple:
 
 _VI_NAME, _VI_TYPE = _numbers("ValueInfoProto", "name", "type")
 #: The members of TypeProto's ``value`` oneof: a plain value has ``tensor_type`` alone.
-_TENSOR_TYPE, *_OTHER_TYPES = _numbers("TypeProto", "tensor_type", "sequence_type", "map_type",
-                                       "optional_type", "sparse_tensor_type", "opaque_type")
-_OTHER_TYPES = frozenset(_OTHER_TYPES)
+_TENSOR_TYPE, *_others = _numbers("TypeProto", "tensor_type", "sequence_type", "map_type",
+                                  "optional_type", "sparse_tensor_type", "opaque_type")
+_OTHER_TYPES = frozenset(_others)
 _ELEM_TYPE, _SHAPE = _numbers("TypeProto.Tensor", "elem_type", "shape")
 (_DIM,) = _numbers("TensorShapeProto", "dim")
 _DIM_VALUE, _DIM_PARAM = _numbers("TensorShapeProto.Dimension", "dim_value", "dim_param")
@@ -72,10 +72,10 @@ def value_info_tensor(src, start: int, end: int, depth: int) -> tuple | None:
                 type_span = (a, pos)
         if pos != end or type_span is None:
             return None
-        tensor = _only_tensor_type(src, *type_span, depth + 1)
+        tensor = _only_tensor_type(src, type_span[0], type_span[1], depth + 1)
         if tensor is None:
             return None
-        found = _tensor(src, *tensor, depth + 2)
+        found = _tensor(src, tensor[0], tensor[1], depth + 2)
         return None if found is None else (name, *found)
     except (DecodeError, IndexError, UnicodeDecodeError):
         return None
