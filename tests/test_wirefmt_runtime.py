@@ -14,7 +14,7 @@ import pytest
 import irmodel
 import wirefmt
 import wirefmt.scan
-from wirefmt import scangen, scansource, use_generated_scanners
+from wirefmt import scansource, use_generated_scanners
 from wirefmt.writer import StreamWriter
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
