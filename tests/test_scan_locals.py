@@ -1,4 +1,4 @@
-"""The container locals of the generated scan (`wirefmt.scangen._new_list`, `_with_reloads`):
+"""The container locals of the generated scan (`wirefmt.scansource._new_list`, `_with_reloads`):
 a field's container is kept in a local from its first element on, and reloaded after every
 field the generic path (``slow``) handles, which may create or extend the same container.
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 import irmodel
 import wirefmt
 from irmodel import codecache
-from wirefmt import scangen
+from wirefmt import scangen, scansource
 from wirefmt.schema import ENUM, INT64, MESSAGE, STRING, EnumSpec, FieldSpec, MessageSpec, Registry
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -84,6 +84,16 @@ def test_the_inspect_summary_imports_no_more_of_the_standard_library():
                             f"summarize(irmodel.load({LENET!r}))")
     assert not loaded & HEAVY_STDLIB
     assert not loaded & (LAZY_MODULES - {"irmodel.summary"})
+
+
+def test_a_warm_cache_imports_no_source_writer(tmp_path):
+    # The scan code's source is written only on a cache miss: once a process has kept it,
+    # the next one reading the same types never imports `wirefmt.scansource`.
+    read = (f"import irmodel\nm = irmodel.load({LENET!r})\n"
+            "[(n.op_type, [a.name for a in n.attribute]) for n in m.graph.node]")
+    env = {codecache.ENV: str(tmp_path)}
+    assert "wirefmt.scansource" in _modules_after(read, env)  # cold: every scanner written
+    assert "wirefmt.scansource" not in _modules_after(read, env)
 
 
 def test_loading_and_reading_a_model_needs_no_more():
@@ -412,7 +422,7 @@ def test_a_warm_cache_gives_the_code_a_cold_one_compiles_without_generating_sour
     cache = _dict_cache()
     cold = {k: _build(cls, REGISTRY, which) for k, cls, which in _every_scanner(_onnx_classes(cache))}
     assert cache.data and len(cache.data) == len(cold)
-    monkeypatch.setattr(scangen, "scan_source", lambda *a: pytest.fail("source generated on a warm cache"))
+    monkeypatch.setattr(scansource, "source", lambda *a: pytest.fail("source generated on a warm cache"))
     warm = {k: _build(cls, REGISTRY, which) for k, cls, which in _every_scanner(_onnx_classes(cache))}
     assert warm == cold  # code objects compare by their bytecode, constants and names
 
@@ -446,7 +456,7 @@ def test_the_constants_cover_every_name_the_generated_code_uses():
 
     for _, cls, _which in _every_scanner(_onnx_classes(None)):
         generated: dict = {}
-        scangen.scan_source(cls._spec, REGISTRY, generated, lambda f, c=cls: c._classes[f.name])
+        scansource.scan_source(cls._spec, REGISTRY, generated, lambda f, c=cls: c._classes[f.name])
         given = scangen.scan_consts(cls._spec, REGISTRY, lambda f, c=cls: c._classes[f.name])
         assert generated.items() <= given.items(), cls._spec.name
 

@@ -267,7 +267,7 @@ class Message:
         d = self.__dict__
         lazy = d.get("_lazy")
         value = d.pop(name, None)
-        # An empty container (read, or put in place by the scan: `scangen._EAGER_EMPTY`)
+        # An empty container (read, or put in place by the scan: `scansource._EAGER_EMPTY`)
         # changes nothing when cleared: the bytes stay exact.
         had = value is not None and not (type(value) is RepeatedScalars and not value)
         if lazy and lazy.pop(name, None) is not None:
@@ -507,7 +507,7 @@ class _LazyScalars(_LazyField):
 
     Reading an absent field is a Python call from C (about 4k instructions), so the types a
     full walk reads that way in bulk get their empty containers from their scan instead
-    (an AttributeProto's ``ints``, ``floats``, ``strings``: `scangen._EAGER_EMPTY`); this
+    (an AttributeProto's ``ints``, ``floats``, ``strings``: `scansource._EAGER_EMPTY`); this
     path is kept to a handful of bytecodes for the rest.  Packed chunks that a scan left
     undecoded in ``_lazy`` are decoded here.
     """

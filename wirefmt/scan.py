@@ -333,7 +333,7 @@ def _too_deep(m, start: int):
 
 def _span_run(m, src, pos: int, start: int, end: int, spans: list) -> int:
     """Append to ``spans`` the ``[start, end]`` of every item of the run of one repeated
-    length-delimited field at ``pos`` (a one-byte tag, `scangen._RUNS`), up to the first
+    length-delimited field at ``pos`` (a one-byte tag, `scansource._RUNS`), up to the first
     other tag or the end of the message; return the position after the run.
 
     The rules of the generated branch it stands for, item by item: lengths of one and two
@@ -364,7 +364,7 @@ def _span_run(m, src, pos: int, start: int, end: int, spans: list) -> int:
             return pos
 
 
-#: The private keys a generated ``make_child`` sets before it scans (`scangen._HEADER_CHILD`).
+#: The private keys a generated ``make_child`` sets before it scans (`scansource._HEADER_CHILD`).
 _CHILD_KEYS = frozenset({"_buf", "_start", "_end", "_parent", "_key", "_idx", "_depth"})
 _PLAIN_VALUES = (str, int, float)
 
