@@ -105,7 +105,9 @@ def _header(env: dict, scale: float, repeat: int) -> list:
              + (f" ({env['protobuf_backend']} backend)" if env.get("protobuf_backend") else "")
              + f"; numpy {v['numpy']}, ml_dtypes {v['ml_dtypes']} |",
              f"| irmodel | commit {commit} |",
-             f"| runs | {repeat} per side of each case, sides alternating; medians |",
+             f"| runs | {repeat} per side of each case"
+             + (f" ({env['inspect_rounds']} of inspect)" if env.get("inspect_rounds") else "")
+             + ", sides alternating; medians |",
              f"| duration | {env['seconds'] / 60:.1f} min, of which {env['model_seconds']:.0f} s for the "
              f"models ({env['models_how']}) |"]
     if scale != 1:
@@ -149,7 +151,7 @@ def _method(env: dict, repeat: int) -> list:
         "V/bin/pip uninstall -y irmodel && V/bin/python benchmarks/run_all.py`). This run: "
         + ("no editable finder" if not env.get("editable_hooks") else
            f"**an editable finder was imported ({', '.join(env['editable_hooks'])})**")
-        + f"; the bare start is in the table above.",
+        + "; the bare start is in the table above.",
         f"* **Warm page cache.** The page cache cannot be dropped without root, so each model file "
         f"is read once, untimed, before each case: every figure is for files already in memory{ram}, "
         "and no disk read is timed. The reference's load time is copying and parsing, not reading "
@@ -302,7 +304,12 @@ def _case_inspect(c: dict, models: dict, glance: list) -> list:
             f"{sum(v['bytes'] for v in s['initializers_by_dtype'].values()):,} bytes): {yes(r_['agree'])}."
             + (" The reference opens it with `load_external_data=False` (the summary needs no weights)."
                if r_.get("external_skipped") else ""))
+    rounds = c.get("rounds")
     return ["### a. inspect summary", "",
+            (f"{rounds} rounds (three times the other cases': ours' child runs 30-50 ms, and on this "
+             "machine the CPU time of one identical child swings from 32 to 50 ms from one second to the "
+             "next, so medians of a few such samples wander; see `run_all.INSPECT_RUNS_PER_REPEAT`). "
+             if rounds else "") +
             "Ours: `irmodel.load(path, load_external_data=False)` + `irmodel.summary.summarize` (what "
             "`irmodel inspect` runs: the main graph's plain nodes are read from their bytes, op type and "
             "domain only, `irmodel.nodescan`). Reference: `onnx.load(path)` + the same summary computed over "

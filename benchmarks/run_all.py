@@ -74,6 +74,12 @@ CHECK_MODELS = INFER_MODELS = ("structure_valid", "gpt2", "resnet50", "gpt2_exte
 EXTERNAL_MODELS = ("gpt2_external",)
 #: Runs of `python -X importtime -c "import irmodel"` per --repeat (start-up is quick and noisy).
 STARTUP_RUNS_PER_REPEAT = 4
+#: Rounds of the inspect case per --repeat.  Ours' child runs 30-50 ms, and on this machine
+#: (a 2-core VM) the CPU time of one identical child swings from 32 to 50 ms from one second
+#: to the next (`perf stat`: same instructions, same page faults, no migration); a median of
+#: 5 such samples moved between 28x and 38x for the same code within an hour.  The other
+#: cases' children run 0.1 s and more and average the swings out.
+INSPECT_RUNS_PER_REPEAT = 3
 SEED = 0
 EDIT_NAME = "irmodel-bench-edited"  # the new producer_name of case d
 # Children run without `site` (-S), with this environment's site-packages put on sys.path
@@ -379,7 +385,8 @@ def case_inspect(launcher: Launcher, models: dict, repeat: int) -> dict:
         path, ref_args = model["path"], _reference_args(key)
         warm(_model_files(model) if key not in EXTERNAL_MODELS else [path])
         runs = rounds([("ours", lambda: child(launcher, "inspect", "ours", path)),
-                       ("reference", lambda: child(launcher, "inspect", "reference", path, *ref_args))], repeat)
+                       ("reference", lambda: child(launcher, "inspect", "reference", path, *ref_args))],
+                      repeat * INSPECT_RUNS_PER_REPEAT)
         summaries = [json.dumps(r["summary"], sort_keys=True) for side in runs.values() for r in side]
         anon = memory_runs(launcher, "inspect", ["ours", "reference"], path, extra={"reference": ref_args})
         out[key] = {"ours": {**summarize_runs(runs["ours"]), "peak_anon_kb": anon["ours"]},
@@ -387,7 +394,8 @@ def case_inspect(launcher: Launcher, models: dict, repeat: int) -> dict:
                     "agree": len(set(summaries)) == 1, "summary": runs["ours"][0]["summary"],
                     "protobuf_backend": runs["reference"][0].get("protobuf_backend"),
                     "external_skipped": bool(ref_args)}
-    return {"models": out, "protobuf_backend": out[INSPECT_MODELS[0]]["protobuf_backend"]}
+    return {"models": out, "protobuf_backend": out[INSPECT_MODELS[0]]["protobuf_backend"],
+            "rounds": repeat * INSPECT_RUNS_PER_REPEAT}
 
 
 def case_walk(launcher: Launcher, models: dict, repeat: int) -> dict:
@@ -703,6 +711,7 @@ def main(argv=None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     env["seconds"] = time.perf_counter() - t_start
     env["model_seconds"] = t_models
+    env["inspect_rounds"] = args.repeat * INSPECT_RUNS_PER_REPEAT
     made = [k for k, m in models.items() if m["generated"]]
     env["models_how"] = f"generated: {', '.join(made)}" if made else "all reused"
     env["parent_peak_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
