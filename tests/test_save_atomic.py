@@ -435,6 +435,8 @@ import irmodel, irmodel.atomic
 # fresh clone in a private temporary directory), so they are imported while still root.
 import irmodel.external_write, irmodel.external_data, irmodel.io, irmodel.filecopy  # noqa: E401,F401
 import wirefmt.encoder, wirefmt.writer  # noqa: E401,F401
+import wirefmt.scansource  # noqa: F401  (the scan source writer, imported on a code-cache miss:
+# nobody cannot read root's cache either, so every type it meets is a miss)
 
 way, source, directory = sys.argv[2:5]
 if way == "named":
