@@ -422,37 +422,34 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
     }
 
 
-def _streamed_value_infos(g: Any, field: str, init_names: set) -> list | None:
-    """`_summarize`'s entries of ``g.input`` or ``g.output`` read from their bytes
-    (`irmodel.infoscan`), or None if the graph is not exactly its bytes or any value is
-    not a plain tensor value (then every one is made, as before)."""
-    found = items_in_buffer(g, field)
+def _read_items(msg: Any, field: str, read: Callable) -> list | None:
+    """What ``read(src, start, end, depth)`` (`irmodel.infoscan`) answers for each item of
+    ``msg``'s repeated field ``field``, from their bytes; None if ``msg`` is not exactly its
+    bytes or ``read`` declines any item (then every one is made, as before)."""
+    found = items_in_buffer(msg, field)
     if found is None:
         return None
     src, spans = found
-    depth = g._depth + 1
+    depth = msg._depth + 1
     out = []
     for i in range(0, len(spans), 2):
-        read = value_info_tensor(src, spans[i], spans[i + 1], depth)
-        if read is None:
+        item = read(src, spans[i], spans[i + 1], depth)
+        if item is None:
             return None
-        name, elem_type, shape = read
-        out.append({"name": name, "kind": "tensor", "elem_type": dtype_name(elem_type), "shape": shape,
-                    "initializer": name in init_names})
+        out.append(item)
     return out
+
+
+def _streamed_value_infos(g: Any, field: str, init_names: set) -> list | None:
+    """`_summarize`'s entries of ``g.input`` or ``g.output`` read from their bytes, or None."""
+    read = _read_items(g, field, value_info_tensor)
+    if read is None:
+        return None
+    return [{"name": name, "kind": "tensor", "elem_type": dtype_name(elem_type), "shape": shape,
+             "initializer": name in init_names} for name, elem_type, shape in read]
 
 
 def _streamed_opsets(model: Any) -> list | None:
-    """The model's ``opset_import`` entries read from their bytes, or None (see above)."""
-    found = items_in_buffer(model, "opset_import")
-    if found is None:
-        return None
-    src, spans = found
-    depth = model._depth + 1
-    out = []
-    for i in range(0, len(spans), 2):
-        read = opset_entry(src, spans[i], spans[i + 1], depth)
-        if read is None:
-            return None
-        out.append({"domain": read[0], "version": read[1]})
-    return out
+    """The model's ``opset_import`` entries read from their bytes, or None."""
+    read = _read_items(model, "opset_import", opset_entry)
+    return None if read is None else [{"domain": domain, "version": version} for domain, version in read]
