@@ -24,29 +24,23 @@ by either path.
 from __future__ import annotations
 
 from wirefmt.errors import DecodeError
+from wirefmt.schema import LEN as _LEN, VARINT as _VARINT
 from wirefmt.varint import to_int64
 
-from .nodescan import _field
-from .proto import REGISTRY
+from .nodescan import _field, _number
 
-_LEN, _VARINT = 2, 0
 _INT32_MAX = (1 << 31) - 1
 
-
-def _numbers(type_name: str, *fields: str) -> tuple:
-    by_name = REGISTRY.messages[type_name].by_name
-    return tuple(by_name[f].number for f in fields)
-
-
-_VI_NAME, _VI_TYPE = _numbers("ValueInfoProto", "name", "type")
+_VI_NAME, _VI_TYPE = _number("ValueInfoProto", "name"), _number("ValueInfoProto", "type")
 #: The members of TypeProto's ``value`` oneof: a plain value has ``tensor_type`` alone.
-_TENSOR_TYPE, *_others = _numbers("TypeProto", "tensor_type", "sequence_type", "map_type",
-                                  "optional_type", "sparse_tensor_type", "opaque_type")
-_OTHER_TYPES = frozenset(_others)
-_ELEM_TYPE, _SHAPE = _numbers("TypeProto.Tensor", "elem_type", "shape")
-(_DIM,) = _numbers("TensorShapeProto", "dim")
-_DIM_VALUE, _DIM_PARAM = _numbers("TensorShapeProto.Dimension", "dim_value", "dim_param")
-_OPSET_DOMAIN, _OPSET_VERSION = _numbers("OperatorSetIdProto", "domain", "version")
+_TENSOR_TYPE = _number("TypeProto", "tensor_type")
+_OTHER_TYPES = frozenset(_number("TypeProto", f) for f in ("sequence_type", "map_type", "optional_type",
+                                                            "sparse_tensor_type", "opaque_type"))
+_ELEM_TYPE, _SHAPE = _number("TypeProto.Tensor", "elem_type"), _number("TypeProto.Tensor", "shape")
+_DIM = _number("TensorShapeProto", "dim")
+_DIM_VALUE = _number("TensorShapeProto.Dimension", "dim_value")
+_DIM_PARAM = _number("TensorShapeProto.Dimension", "dim_param")
+_OPSET_DOMAIN, _OPSET_VERSION = _number("OperatorSetIdProto", "domain"), _number("OperatorSetIdProto", "version")
 
 
 def value_info_tensor(src, start: int, end: int, depth: int) -> tuple | None:
