@@ -14,23 +14,14 @@ import irmodel
 from irmodel.infoscan import opset_entry, value_info_tensor
 from irmodel.summary import dtype_name, summarize, type_info
 
+from test_summary_initializers import _varint
+
 _VI = {f.name: f.number for f in onnx.ValueInfoProto.DESCRIPTOR.fields}
 _TP = {f.name: f.number for f in onnx.TypeProto.DESCRIPTOR.fields}
 _TT = {f.name: f.number for f in onnx.TypeProto.Tensor.DESCRIPTOR.fields}
 _DIM = {f.name: f.number for f in onnx.TensorShapeProto.Dimension.DESCRIPTOR.fields}
 _OP = {f.name: f.number for f in onnx.OperatorSetIdProto.DESCRIPTOR.fields}
 _SHAPE_DIM = onnx.TensorShapeProto.DESCRIPTOR.fields_by_name["dim"].number
-
-
-def _varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        out.append(n & 127)
-        n >>= 7
-        if not n:
-            return bytes(out)
-        out[-1] |= 128
 
 
 def _ld(number: int, payload: bytes) -> bytes:
