@@ -17,7 +17,7 @@ import irmodel
 import wirefmt
 from irmodel import codecache
 from wirefmt import scangen, scansource
-from wirefmt.schema import ENUM, INT64, MESSAGE, STRING, EnumSpec, FieldSpec, MessageSpec, Registry
+from wirefmt.schema import ENUM, INT64, STRING, EnumSpec, FieldSpec, MessageSpec, Registry
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LENET = os.path.join(ROOT, "examples", "lenet.onnx")

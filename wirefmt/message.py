@@ -434,6 +434,11 @@ def item_spans(msg, name: str) -> list | None:
     """
     if exact_span(msg) is None:
         return None
+    return _recorded_spans(msg, name)
+
+
+def _recorded_spans(msg, name: str) -> list | None:
+    """`item_spans` once ``msg`` is known to be exact (its callers have checked)."""
     f = msg._fields.get(name)
     if f is None or not f.repeated or f.kind != MESSAGE:
         raise ValueError(f"{msg._type_name}.{name} is not a repeated message field")
@@ -455,7 +460,7 @@ def items_in_buffer(msg, name: str) -> tuple | None:
     span = exact_span(msg)
     if span is None:
         return None
-    spans = item_spans(msg, name)
+    spans = _recorded_spans(msg, name)
     return None if spans is None else (span[0], spans)
 
 
