@@ -37,6 +37,12 @@ def dtype_name(code: int) -> str:
 
 # -- types and shapes ------------------------------------------------------------------
 
+def _tensor_entry(kind: str, elem_type: int, shape: list | None) -> dict:
+    """`type_info`'s entry of a tensor type, whether read from the messages or, for graph
+    inputs and outputs, from their bytes (`_streamed_value_infos`): one layout for both."""
+    return {"kind": kind, "elem_type": dtype_name(elem_type), "shape": shape}
+
+
 def type_info(type_proto: Any) -> dict:
     """A JSON-friendly description of a ``TypeProto``.
 
@@ -47,14 +53,10 @@ def type_info(type_proto: Any) -> dict:
     which = type_proto.WhichOneof("value")
     if which in ("tensor_type", "sparse_tensor_type"):
         t = getattr(type_proto, which)
-        out: dict[str, Any] = {"kind": "tensor" if which == "tensor_type" else "sparse_tensor",
-               "elem_type": dtype_name(t.elem_type)}
-        if t.HasField("shape"):
-            out["shape"] = [d.dim_value if d.HasField("dim_value") else
-                            (d.dim_param if d.HasField("dim_param") else None) for d in t.shape.dim]
-        else:
-            out["shape"] = None
-        return out
+        shape = ([d.dim_value if d.HasField("dim_value") else
+                  (d.dim_param if d.HasField("dim_param") else None) for d in t.shape.dim]
+                 if t.HasField("shape") else None)
+        return _tensor_entry("tensor" if which == "tensor_type" else "sparse_tensor", t.elem_type, shape)
     if which in ("sequence_type", "optional_type"):
         inner = getattr(type_proto, which)
         elem = type_info(inner.elem_type) if inner.HasField("elem_type") else {"kind": None}
@@ -445,8 +447,8 @@ def _streamed_value_infos(g: Any, field: str, init_names: set) -> list | None:
     read = _read_items(g, field, value_info_tensor)
     if read is None:
         return None
-    return [{"name": name, "kind": "tensor", "elem_type": dtype_name(elem_type), "shape": shape,
-             "initializer": name in init_names} for name, elem_type, shape in read]
+    return [{"name": name, **_tensor_entry("tensor", elem_type, shape), "initializer": name in init_names}
+            for name, elem_type, shape in read]
 
 
 def _streamed_opsets(model: Any) -> list | None:
