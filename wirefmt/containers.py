@@ -138,7 +138,46 @@ def new_repeated(values: Iterable[Any] = (), owner: Any = None, check: Callable 
     return lst
 
 
-class RepeatedMessages:
+class _MessageSequence:
+    """What the two containers of a repeated message field share (`RepeatedMessages`, lazy;
+    `MessageList`, made): adopting new items, `add`, comparison and the short repr."""
+
+    __slots__ = ()
+    _owner: Any
+    _name: str
+    _cls: Any
+
+    def _adopt(self, msg):
+        if not isinstance(msg, self._cls):
+            raise TypeError(f"{self._name} holds {self._cls.__name__}, not {type(msg).__name__}")
+        msg._adopt(self._owner, self._name)
+        return msg
+
+    def add(self, **fields: Any) -> Any:
+        """Append a new message built from keyword fields and return it (as protobuf's ``add``)."""
+        msg = self._cls(**fields)
+        self.append(msg)  # type: ignore[attr-defined]  # each container's own
+        return msg
+
+    def __iadd__(self, msgs):
+        self.extend(msgs)
+        return self
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, _MessageSequence):
+            other = list(other)  # type: ignore[call-overload]
+        return isinstance(other, (list, tuple)) and list(self) == list(other)  # type: ignore[call-overload]
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} x {self._cls.__name__}>"  # type: ignore[arg-type]
+
+
+class RepeatedMessages(_MessageSequence):
     """A lazy sequence of submessages: each item is scanned on first access.
 
     ``spans`` is a flat list ``[start0, end0, start1, end1, ...]`` of the items' bytes.
@@ -282,14 +321,6 @@ class RepeatedMessages:
     def __bool__(self) -> bool:
         return len(self) > 0
 
-    def __eq__(self, other) -> bool:
-        if isinstance(other, RepeatedMessages):
-            other = list(other)
-        return isinstance(other, (list, tuple)) and list(self) == list(other)
-
-    def __repr__(self) -> str:
-        return f"<{len(self)} x {self._cls.__name__}>"
-
     def _pin(self, i: int, msg) -> None:
         """Hold item ``i`` strongly: it is about to change (called from `Message._touch`)."""
         items = self._item_list()
@@ -311,12 +342,6 @@ class RepeatedMessages:
         return -1
 
     # -- mutation -------------------------------------------------------------------
-    def _adopt(self, msg):
-        if not isinstance(msg, self._cls):
-            raise TypeError(f"{self._name} holds {self._cls.__name__}, not {type(msg).__name__}")
-        msg._adopt(self._owner, self._name)
-        return msg
-
     def _changed(self) -> None:
         self._spans = None  # every item is materialised by now; spans are no longer needed
         self._owner._touch()
@@ -332,12 +357,6 @@ class RepeatedMessages:
                         item = self._materialise(i)
                     items[i] = item
                 item.__dict__["_idx"] = HELD
-
-    def add(self, **fields: Any) -> Any:
-        """Append a new message built from keyword fields and return it (as protobuf's ``add``)."""
-        msg = self._cls(**fields)
-        self.append(msg)
-        return msg
 
     def append(self, msg: Message) -> None:
         self._materialise_all()
@@ -389,4 +408,106 @@ class RepeatedMessages:
     def sort(self, key: Callable[[Any], Any], reverse: bool = False) -> None:
         self._materialise_all()
         self._items.sort(key=key, reverse=reverse)
+        self._changed()
+
+    def reverse(self) -> None:
+        self._materialise_all()
+        self._items.reverse()
+        self._changed()
+
+    def _add_span(self, start: int, end: int) -> None:
+        """One more item's bytes, read by a scan after some items were made (`MessageList._to_lazy`)."""
+        self._spans.append(start)
+        self._spans.append(end)
+        if self._items is not None:
+            self._items.append(None)
+
+
+class MessageList(_MessageSequence, list):  # the base first: its __eq__, __repr__, += win over list's
+    """A short repeated message field whose items were made with their owner (a node's
+    attributes: `wirefmt.scansource._EAGER_ITEMS`), held strongly in a ``list``.
+
+    Why a list: a full walk iterates every node's attributes, and iterating a ``list`` is C
+    code, where `RepeatedMessages.__iter__` is a Python call per node; with no spans and
+    slot list beside the items, a node also leaves two objects fewer for the collector
+    (benchmarks/RESULTS.md, session 15).  It offers what `RepeatedMessages` offers:
+    mutators adopt the new items and mark the owner changed, and `remove` finds an item by
+    identity, as `RepeatedMessages.remove` does.  A scan that cannot make an item
+    (bad bytes) turns the field into a `RepeatedMessages` of the items made so far and the
+    spans of the rest (`_to_lazy`), so the error is raised where a reader reaches that item.
+    """
+
+    # No Python-level __init__: made by the scan with the three slots set.
+    __slots__ = ("_owner", "_name", "_cls")
+
+    def _changed(self) -> None:
+        self._owner._touch()
+
+    def _index_of(self, msg) -> int:
+        """Index of ``msg`` here (cold path: error messages), or -1."""
+        for i, item in enumerate(self):
+            if item is msg:
+                return i
+        return -1
+
+    def _to_lazy(self) -> RepeatedMessages:
+        """A `RepeatedMessages` holding these items (unchanged: a scan is still reading them)
+        with their spans, to which the scan adds the spans it cannot make items of."""
+        spans = []
+        for item in self:
+            spans.append(item._start)
+            spans.append(item._end)
+        seq = new_messages(self._owner, self._name, self._cls, spans)
+        seq._items = list(self)
+        return seq
+
+    def append(self, msg: Message) -> None:
+        list.append(self, self._adopt(msg))
+        self._changed()
+
+    def extend(self, msgs: Iterable[Message]) -> None:
+        list.extend(self, [self._adopt(m) for m in msgs])
+        self._changed()
+
+    def __imul__(self, n):  # type: ignore[misc]
+        raise TypeError("a repeated message field cannot be repeated in place: one message has one parent")
+
+    def insert(self, index: SupportsIndex, msg: Message) -> None:
+        list.insert(self, index, self._adopt(msg))
+        self._changed()
+
+    def __setitem__(self, index, msg) -> None:
+        if isinstance(index, slice):
+            list.__setitem__(self, index, [self._adopt(m) for m in msg])
+        else:
+            list.__setitem__(self, index, self._adopt(msg))
+        self._changed()
+
+    def __delitem__(self, index) -> None:
+        list.__delitem__(self, index)
+        self._changed()
+
+    def pop(self, index: SupportsIndex = -1) -> Any:
+        item = list.pop(self, index)
+        self._changed()
+        return item
+
+    def remove(self, msg: Message) -> None:
+        for i, item in enumerate(self):
+            if item is msg:
+                list.__delitem__(self, i)
+                self._changed()
+                return
+        raise ValueError("message not in list")
+
+    def clear(self) -> None:
+        list.clear(self)
+        self._changed()
+
+    def sort(self, key: Callable[[Any], Any], reverse: bool = False) -> None:  # type: ignore[override]
+        list.sort(self, key=key, reverse=reverse)
+        self._changed()
+
+    def reverse(self) -> None:
+        list.reverse(self)
         self._changed()

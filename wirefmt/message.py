@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from typing import Any
 
 from . import values as _values
-from .containers import HELD, UNATTACHED_DEFAULT, RepeatedMessages, RepeatedScalars, new_messages, new_repeated
+from .containers import HELD, UNATTACHED_DEFAULT, MessageList, RepeatedMessages, RepeatedScalars, new_messages, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .scan import decode_packed, install_scanners, new_instance
@@ -322,6 +322,10 @@ class Message:
                     v._owner = self
                 elif isinstance(v, RepeatedMessages):
                     v._owner = self
+                elif isinstance(v, MessageList):  # its items are made: they move too
+                    v._owner = self
+                    for item in v:
+                        item.__dict__["_parent"] = self
                 elif isinstance(v, Message):
                     v.__dict__["_parent"] = self
                 self.__dict__[k] = v
@@ -379,7 +383,7 @@ class Message:
         if idx >= 0:
             return f"[{idx}]"
         seq = parent.__dict__.get(self._key)
-        if isinstance(seq, RepeatedMessages):
+        if isinstance(seq, (RepeatedMessages, MessageList)):
             i = seq._index_of(self)
             if i >= 0:
                 return f"[{i}]"
@@ -445,6 +449,8 @@ def _recorded_spans(msg, name: str) -> list | None:
     seq = msg.__dict__.get(name)
     if seq is None:
         return []
+    if isinstance(seq, MessageList):  # made items of an exact message: unchanged, their spans hold
+        return [x for item in seq for x in (item._start, item._end)]
     spans = seq._spans if isinstance(seq, RepeatedMessages) else None
     return None if spans is None else list(spans)
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .message import Message
 
 from . import containers as _containers
-from .containers import HELD, RepeatedMessages, RepeatedScalars, new_repeated
+from .containers import HELD, MessageList, RepeatedMessages, RepeatedScalars, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .reader import convert_varint, float32_nan, iter_fields, read_field, read_length, unpack_fixed, unpack_varints
@@ -132,9 +132,11 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                     seq = d.get(name)
                     if seq is None:
                         d[name] = RepeatedMessages(msg, name, msg._classes[name], [pos, e])
+                    elif type(seq) is MessageList:  # items made by a generated scan: go on lazily
+                        d[name] = seq = seq._to_lazy()
+                        seq._add_span(pos, e)
                     else:
-                        seq._spans.append(pos)
-                        seq._spans.append(e)
+                        seq._add_span(pos, e)
                 elif act == A_MSG:
                     # Submessage: keep the span, scan on access.  A singular message seen
                     # twice merges its occurrences, as protobuf does.
@@ -388,6 +390,16 @@ def _memo_store(memo: dict, key: bytes, d: dict) -> None:
     memo[key] = out
 
 
+def _defer_items(msg, name: str, start: int, end: int):
+    """The field ``name`` of ``msg`` (a `MessageList`) as a lazy `RepeatedMessages` of the
+    items made so far and the item at ``start:end``, which could not be made: its
+    DecodeError is raised when a reader reaches it, as if made on first access."""
+    d = msg.__dict__
+    seq = d[name] = d[name]._to_lazy()
+    seq._add_span(start, end)
+    return seq
+
+
 #: A memo entry for bytes whose scan left more than plain values (`_memo_store`): scan them.
 NOT_KEPT: dict = {}
 
@@ -398,7 +410,7 @@ _SCANNER_HELPERS = {
     "read_varint": read_varint, "read_short_varint": read_short_varint, "to_int32": to_int32, "float32_nan": float32_nan,
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,
     "new_repeated": new_repeated, "RS": RepeatedScalars, "RM": RepeatedMessages, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
-    "drop_replaced_member": _drop_replaced_member,
+    "drop_replaced_member": _drop_replaced_member, "ML": MessageList, "defer_items": _defer_items,
 }
 
 

@@ -253,6 +253,26 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
                 "                        seq._forget_cb = None\n"
                 f"                        d[{name!r}] = seq\n"
                 f"                    pos = span_run(m, src, pos, start, end, {local}._spans)\n")
+        elif f.repeated and name in _EAGER_ITEMS.get(spec.name, ()):
+            # Items made now, into a `MessageList` (see `_EAGER_ITEMS`); an item that
+            # cannot be made turns the field into a lazy sequence (`defer_items`), which
+            # the `else` branch then extends.
+            consts[f"CLASS_{f.number}"] = cls_of(f)
+            local = f"R{f.number}"
+            locals_.add(local)
+            body = _LEN + (
+                f"                    if {local} is None:\n"
+                f"                        {local} = d[{name!r}] = ML()\n"
+                f"                        {local}._owner = m\n"
+                f"                        {local}._name = {name!r}\n"
+                f"                        {local}._cls = CLASS_{f.number}\n"
+                f"                    if type({local}) is ML:\n"
+                "                        try:\n"
+                f"                            append({local}, CLASS_{f.number}._make_child(CLASS_{f.number}, m, q, e, {name!r}, HELD))\n"
+                "                        except DecodeError:\n"
+                f"                            {local} = defer_items(m, {name!r}, q, e)\n"
+                "                    else:\n"
+                f"                        {local}._add_span(q, e)\n")
         elif f.repeated:  # the spans go straight into the field's sequence
             consts[f"CLASS_{f.number}"] = cls_of(f)
             local = f"R{f.number}"  # the sequence, kept as `_new_list` keeps a container
@@ -322,6 +342,13 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
         return tag, read + sibs + f"                    d[{name!r}] = v\n                    pos += @L4\n"
     return None
 
+
+#: Repeated message fields whose items a scan makes at once, with their owner, into a
+#: `MessageList` (a ``list``): a node's attributes, which a walk reads with the node, and
+#: whose iteration is then C code instead of a Python ``__iter__`` per node (-9% of a full
+#: walk's time, benchmarks/RESULTS.md, session 15).  A short field only: each item is made
+#: whether it is read or not.
+_EAGER_ITEMS = {"NodeProto": ("attribute",)}
 
 #: Repeated message fields that come as one long run of the same one-byte tag (a graph's
 #: 75,000 ``node`` fields, each an item of 40 to 1,000 bytes): each run is read by one call

@@ -14,7 +14,7 @@ from __future__ import annotations
 from wirefmt import DecodeError
 from wirefmt.schema import MESSAGE
 
-from wirefmt.containers import RepeatedMessages
+from wirefmt.containers import MessageList, RepeatedMessages
 
 from ..origin import origin_of
 
@@ -147,7 +147,7 @@ def decode_subtree(msg) -> None:
             value = d.get(name)
             if value is None:
                 continue
-            if type(value) is RepeatedMessages:
+            if type(value) is RepeatedMessages or type(value) is MessageList:
                 stack.extend(value)  # iterating scans every item
             else:
                 stack.append(value)
