@@ -43,7 +43,62 @@ UNATTACHED_DEFAULT = -2
 _WEAK_FROM = 64
 
 
-class RepeatedScalars(list):
+class _WatchedList(list):
+    """A ``list`` whose mutators pass each new value through ``_take`` and then call
+    ``_changed``: the shared body of `RepeatedScalars` (``_take`` validates) and
+    `MessageList` (``_take`` adopts the message)."""
+
+    __slots__ = ()
+
+    def _take(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def _changed(self) -> None:
+        raise NotImplementedError
+
+    def append(self, value: Any) -> None:
+        list.append(self, self._take(value))
+        self._changed()
+
+    def extend(self, values: Iterable[Any]) -> None:
+        list.extend(self, [self._take(v) for v in values])
+        self._changed()
+
+    def insert(self, index: SupportsIndex, value: Any) -> None:
+        list.insert(self, index, self._take(value))
+        self._changed()
+
+    def __setitem__(self, index, value) -> None:
+        if isinstance(index, slice):
+            value = [self._take(v) for v in value]
+        else:
+            value = self._take(value)
+        list.__setitem__(self, index, value)
+        self._changed()
+
+    def __delitem__(self, index) -> None:
+        list.__delitem__(self, index)
+        self._changed()
+
+    def __iadd__(self, values):  # type: ignore[misc]  # list's own += accepts any iterable too
+        self.extend(values)
+        return self
+
+    def pop(self, index: SupportsIndex = -1) -> Any:
+        value = list.pop(self, index)
+        self._changed()
+        return value
+
+    def clear(self) -> None:
+        list.clear(self)
+        self._changed()
+
+    def reverse(self) -> None:
+        list.reverse(self)
+        self._changed()
+
+
+class RepeatedScalars(_WatchedList):
     """A ``list`` for a repeated scalar/string field; mutators validate and mark the owner dirty."""
 
     # No Python-level __init__: construction stays in C (one is created for every
@@ -53,66 +108,25 @@ class RepeatedScalars(list):
     _owner: Any
     _check: Callable | None
 
-    def _touched(self) -> None:
+    def _changed(self) -> None:
         if self._owner is not None:
             self._owner._touch()
 
-    def _checked(self, value):
+    def _take(self, value):
         return self._check(value) if self._check is not None else value
-
-    def append(self, value: Any) -> None:
-        list.append(self, self._checked(value))
-        self._touched()
-
-    def extend(self, values: Iterable[Any]) -> None:
-        list.extend(self, [self._checked(v) for v in values])
-        self._touched()
-
-    def insert(self, index: SupportsIndex, value: Any) -> None:
-        list.insert(self, index, self._checked(value))
-        self._touched()
-
-    def __setitem__(self, index, value) -> None:
-        if isinstance(index, slice):
-            value = [self._checked(v) for v in value]
-        else:
-            value = self._checked(value)
-        list.__setitem__(self, index, value)
-        self._touched()
-
-    def __delitem__(self, index) -> None:
-        list.__delitem__(self, index)
-        self._touched()
-
-    def __iadd__(self, values):  # type: ignore[misc]  # list's own += accepts any iterable too
-        self.extend(values)
-        return self
 
     def __imul__(self, n):  # type: ignore[misc]  # as list's *=
         list.__imul__(self, n)
-        self._touched()
+        self._changed()
         return self
-
-    def pop(self, index: SupportsIndex = -1) -> Any:
-        value = list.pop(self, index)
-        self._touched()
-        return value
 
     def remove(self, value: Any) -> None:
         list.remove(self, value)
-        self._touched()
-
-    def clear(self) -> None:
-        list.clear(self)
-        self._touched()
+        self._changed()
 
     def sort(self, *args: Any, **kwargs: Any) -> None:
         list.sort(self, *args, **kwargs)
-        self._touched()
-
-    def reverse(self) -> None:
-        list.reverse(self)
-        self._touched()
+        self._changed()
 
     def __reduce__(self):
         return (list, (list(self),))
@@ -423,7 +437,7 @@ class RepeatedMessages(_MessageSequence):
             self._items.append(None)
 
 
-class MessageList(_MessageSequence, list):  # the base first: its __eq__, __repr__, += win over list's
+class MessageList(_MessageSequence, _WatchedList):  # in this order: the first's __eq__ and __repr__ win over list's
     """A short repeated message field whose items were made with their owner (a node's
     attributes: `wirefmt.scansource._EAGER_ITEMS`), held strongly in a ``list``.
 
@@ -443,6 +457,9 @@ class MessageList(_MessageSequence, list):  # the base first: its __eq__, __repr
     def _changed(self) -> None:
         self._owner._touch()
 
+    def _take(self, msg):
+        return self._adopt(msg)
+
     def _index_of(self, msg) -> int:
         """Index of ``msg`` here (cold path: error messages), or -1."""
         for i, item in enumerate(self):
@@ -461,36 +478,8 @@ class MessageList(_MessageSequence, list):  # the base first: its __eq__, __repr
         seq._items = list(self)
         return seq
 
-    def append(self, msg: Message) -> None:
-        list.append(self, self._adopt(msg))
-        self._changed()
-
-    def extend(self, msgs: Iterable[Message]) -> None:
-        list.extend(self, [self._adopt(m) for m in msgs])
-        self._changed()
-
     def __imul__(self, n):  # type: ignore[misc]
         raise TypeError("a repeated message field cannot be repeated in place: one message has one parent")
-
-    def insert(self, index: SupportsIndex, msg: Message) -> None:
-        list.insert(self, index, self._adopt(msg))
-        self._changed()
-
-    def __setitem__(self, index, msg) -> None:
-        if isinstance(index, slice):
-            list.__setitem__(self, index, [self._adopt(m) for m in msg])
-        else:
-            list.__setitem__(self, index, self._adopt(msg))
-        self._changed()
-
-    def __delitem__(self, index) -> None:
-        list.__delitem__(self, index)
-        self._changed()
-
-    def pop(self, index: SupportsIndex = -1) -> Any:
-        item = list.pop(self, index)
-        self._changed()
-        return item
 
     def remove(self, msg: Message) -> None:
         for i, item in enumerate(self):
@@ -500,14 +489,6 @@ class MessageList(_MessageSequence, list):  # the base first: its __eq__, __repr
                 return
         raise ValueError("message not in list")
 
-    def clear(self) -> None:
-        list.clear(self)
-        self._changed()
-
     def sort(self, key: Callable[[Any], Any], reverse: bool = False) -> None:  # type: ignore[override]
         list.sort(self, key=key, reverse=reverse)
-        self._changed()
-
-    def reverse(self) -> None:
-        list.reverse(self)
         self._changed()
