@@ -9,10 +9,11 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 from wirefmt import EnumType, build_classes
 
 from .codecache import DEFAULT as _CODE_CACHE
+from .origin import copy_context as _copy_context
 from .proto import REGISTRY
 
 
-CLASSES = build_classes(REGISTRY, module="irmodel", code_cache=_CODE_CACHE)
+CLASSES = build_classes(REGISTRY, module="irmodel", code_cache=_CODE_CACHE, copy_context=_copy_context)
 ENUMS = {name: EnumType(spec) for name, spec in REGISTRY.enums.items()}
 
 # Nested types and enum values where protobuf's generated code puts them, so that

@@ -137,6 +137,16 @@ def origin_of(msg: Any) -> Origin | None:
     return msg._root().__dict__.get("_origin")
 
 
+def copy_context(original: Any, copy: Any) -> None:
+    """Give a copy of a message (`copy.deepcopy`, ``copy.copy``) the external-data directory,
+    policy and reading mode of the original's model, so that its external tensors read as the
+    original's do.  The copy's bytes are its own (in memory): no model file is kept for it."""
+    origin = origin_of(original)
+    if origin is not None:
+        set_origin(copy, Origin(base_dir=origin.base_dir, load_external=origin.load_external,
+                                use_mmap=origin.use_mmap))
+
+
 def set_origin(root: Any, origin: Origin) -> Origin:
     root.__dict__["_origin"] = origin
     return origin

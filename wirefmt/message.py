@@ -51,6 +51,7 @@ class Message:
     # first modification; HELD or UNATTACHED_DEFAULT (see wirefmt.containers)
     _depth = 0  # the depth of this message's bytes in the tree they were decoded in (see _adopt)
     _code_cache: Any = None  # where compiled scan code is kept across processes (`build_classes`)
+    _copy_context: Any = None  # (original, copy) -> None: the layer above's part of a copy (`build_classes`)
     _lazy: Any = None  # field name -> flat [start, end, ...] spans not decoded yet
     _unknown: Any = None  # flat [start, end, ...] spans of unknown fields, in input order;
     # a synthetic field (bytes) stands where a start would, paired with None
@@ -355,6 +356,28 @@ class Message:
         data = bytes(data)
         return cls._from_buffer(data, memoryview(data), 0, len(data))
 
+    # -- copies and pickling ------------------------------------------------------------
+    def __deepcopy__(self, memo: dict) -> Any:
+        """An independent message with the same content, as protobuf's ``copy.deepcopy``:
+        this message's bytes read back into a buffer of its own, so that the copy shares no
+        object, and no mapped file, with the original.  The layer above adds its part
+        (``_copy_context``: irmodel's external-data directory)."""
+        copy = type(self).FromString(self.SerializeToString())
+        hook = self._copy_context
+        if hook is not None:
+            hook(self, copy)
+        return copy
+
+    def __copy__(self) -> Any:
+        """The same as `__deepcopy__`: a message's fields are its own, so a copy that shared
+        them would be edited through the original (protobuf's ``copy.copy`` copies too)."""
+        return self.__deepcopy__({})
+
+    def __reduce__(self):
+        """Pickled as protobuf pickles: the class (by its name: ``irmodel.NodeProto``) and the
+        serialized bytes.  Nothing of the file a message was read from travels with it."""
+        return (type(self).FromString, (self.SerializeToString(),))
+
     def __eq__(self, other) -> bool:
         if type(other) is not type(self):
             return NotImplemented
@@ -546,14 +569,15 @@ class _LazyScalars(_LazyField):
         return value
 
 
-def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None) -> dict:
+def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, copy_context=None) -> dict:
     """Create one `Message` subclass per message spec in ``registry``, by full name.
 
     ``module`` becomes the classes' ``__module__`` (irmodel passes ``"irmodel"``, so that
     ``repr(type(m))`` and pickling name the package users import them from).
     ``code_cache`` keeps the compiled scan code of each type across processes: an object
     with ``load(key) -> bytes | None`` and ``save(key, data)`` (see `scangen._compile`);
-    None compiles it in every process.
+    None compiles it in every process.  ``copy_context(original, copy)``, if given, is called
+    on every `copy.deepcopy` of a message, with the copy made (the caller's context for it).
     """
     classes: dict = {}
     for name, spec in registry.messages.items():
@@ -567,6 +591,7 @@ def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None) 
             "_tags": None,  # made by the first generic scan of the type: most never need it
             "_classes": {},
             "_code_cache": code_cache,
+            "_copy_context": staticmethod(copy_context) if copy_context is not None else None,
             "_implicit": frozenset(f.name for f in spec.fields
                                    if not f.repeated and not spec.has_presence(f)),
             "__module__": module,
