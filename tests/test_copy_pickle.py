@@ -101,3 +101,15 @@ def _model_file(tmp_path) -> str:
                               [oh.make_tensor_value_info("t3", onnx.TensorProto.FLOAT, [2])])
         onnx.save_model(oh.make_model(graph), str(path))
     return str(path)
+
+
+def test_a_repeated_field_copied_or_pickled_alone_is_a_list_of_copies(tmp_path, scan_path):
+    m = irmodel.load(_model_file(tmp_path))
+    ref = onnx.load(_model_file(tmp_path))
+    for seq, ref_seq in ((m.graph.node, ref.graph.node), (m.graph.node[0].attribute, ref.graph.node[0].attribute),
+                         (m.graph.node[0].input, ref.graph.node[0].input)):
+        for made in (copy.deepcopy(seq), pickle.loads(pickle.dumps(seq))):
+            assert type(made) is list
+            expected = [x.SerializeToString() if hasattr(x, "SerializeToString") else x for x in ref_seq]
+            assert [x.SerializeToString() if hasattr(x, "SerializeToString") else x for x in made] == expected
+            assert all(a is not b for a, b in zip(made, seq) if hasattr(a, "SerializeToString"))

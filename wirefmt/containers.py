@@ -190,6 +190,11 @@ class _MessageSequence:
     def __repr__(self) -> str:
         return f"<{len(self)} x {self._cls.__name__}>"  # type: ignore[arg-type]
 
+    def __reduce__(self):
+        """Copied or pickled out of its message, a sequence is a plain list of its items (of
+        their copies, for `copy.deepcopy`), as `RepeatedScalars` is."""
+        return (list, (list(self),))
+
 
 class RepeatedMessages(_MessageSequence):
     """A lazy sequence of submessages: each item is scanned on first access.
