@@ -37,9 +37,10 @@ HELD = -1
 UNATTACHED_DEFAULT = -2
 #: Sequences longer than this hold unmodified items weakly and clear a dead item's slot
 #: through a weakref callback (so a walk of a big graph leaves no dead reference per node
-#: behind for the garbage collector to traverse again and again).  Shorter ones (a node's
-#: attributes) hold their items strongly: they die with their owner anyway, and a weak
-#: reference per item would cost more than it saves.
+#: behind for the garbage collector to traverse again and again).  Shorter ones (a graph's
+#: inputs, a model's opsets; a node's attributes when the generic scan read them) hold their
+#: items strongly: they die with their owner anyway, and a weak reference per item would
+#: cost more than it saves.
 _WEAK_FROM = 64
 
 
@@ -278,8 +279,9 @@ class RepeatedMessages(_MessageSequence):
 
     def __iter__(self):
         # Tuned: a full walk of a large graph spends much of its time here (an iteration
-        # per node and one over each node's attributes), so creating an item is one direct
-        # call with everything bound to locals, and each kind of sequence has its loop.
+        # per node; a node's attributes are a `MessageList` since the node's scan makes
+        # them), so creating an item is one direct call with everything bound to locals,
+        # and each kind of sequence has its loop.
         # A short sequence makes all its items first and is read through a list iterator:
         # no generator per sequence, no resume per item (-3.5% instructions of the full
         # walk, docs/ARCHITECTURE.md).  Items are created in the same order, and a reader

@@ -356,8 +356,8 @@ _EAGER_ITEMS = {"NodeProto": ("attribute",)}
 #: and two bytes inline, instead of one turn of the field loop per item (its tag tests,
 #: the sequence's None test and attribute read) and one `long_length` call per item of
 #: 128 bytes or more.  Measured: docs/ARCHITECTURE.md (start-up and speed).  Short
-#: repeated fields (a node's attributes) keep the inline branch: a call per run of one
-#: or two items costs more than it saves.
+#: repeated fields keep the inline branch: a call per run of one or two items costs more
+#: than it saves.
 _RUNS = {
     "GraphProto": ("node", "initializer", "value_info"),
     "FunctionProto": ("node",),
