@@ -1,9 +1,10 @@
-"""Copies and pickles of messages, held to what protobuf does with the reference's.
+"""Copies, pickles and sizes of ONNX messages, held to what protobuf does with the reference's.
 
 A loaded message reads from a mapped file; `copy.deepcopy`, `copy.copy` and `pickle` must
 still work (protobuf's messages allow all three) and give a message of its own: the same
 bytes as the reference's copy, independent of the original, and, for a copy, still able
-to read the external data of the original's model.
+to read the external data of the original's model.  `ByteSize` (converters ask it to
+decide on external data) must be the reference's, and free while a model is unchanged.
 """
 
 from __future__ import annotations
@@ -113,3 +114,21 @@ def test_a_repeated_field_copied_or_pickled_alone_is_a_list_of_copies(tmp_path, 
             expected = [x.SerializeToString() if hasattr(x, "SerializeToString") else x for x in ref_seq]
             assert [x.SerializeToString() if hasattr(x, "SerializeToString") else x for x in made] == expected
             assert all(a is not b for a, b in zip(made, seq) if hasattr(a, "SerializeToString"))
+
+
+def test_byte_size_matches_the_reference_and_reads_no_bytes_of_an_unchanged_model(sample, tmp_path):
+    for name, data in sample:
+        m, ref = irmodel.loads(data), onnx.load_model_from_string(data)
+        assert m.ByteSize() == ref.ByteSize() == len(data), name
+        m.graph.name = "renamed-graph"
+        ref.graph.name = "renamed-graph"
+        assert m.ByteSize() == ref.ByteSize() == len(irmodel.dumps(m)), name
+    # An unchanged model answers from its span: the encoder is not even imported.
+    import subprocess
+    import sys
+
+    path = _model_file(tmp_path)
+    code = ("import sys, irmodel; m = irmodel.load(sys.argv[1]); n = m.ByteSize(); "
+            "print(n, 'wirefmt.encoder' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True).stdout
+    assert out.split() == [str(onnx.load(path).ByteSize()), "False"]

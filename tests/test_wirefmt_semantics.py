@@ -351,3 +351,24 @@ def test_a_packed_field_that_fails_to_decode_fails_on_every_read():
         with pytest.raises(DecodeError, match="TensorProto.dims"):
             list(tensor.dims)
     assert tensor.data_type == 1
+
+
+# -- the rest of protobuf's message methods ---------------------------------------------
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(content=contents(), other=contents())
+def test_byte_size_merge_from_string_and_partial_serialization_match_protobuf(syntax, content, other):
+    data = build_reference(REF[syntax], content).SerializeToString()
+    more = build_reference(REF[syntax], other).SerializeToString()
+    ours, ref = parse_ours(syntax, data), REF[syntax].FromString(data)
+    assert ours.ByteSize() == ref.ByteSize()  # from its span: still exactly its bytes
+    assert ours.IsInitialized() is ref.IsInitialized() is True
+    assert ours.SerializePartialToString() == ref.SerializePartialToString()
+    built = build_ours(OURS[syntax], content)  # never had bytes: from the encoder's plan
+    assert built.ByteSize() == ref.ByteSize()
+    assert ours.MergeFromString(more) == ref.MergeFromString(more) == len(more)
+    assert irmodel.dumps(ours) == ref.SerializeToString()
+    assert ours.ByteSize() == ref.ByteSize()  # changed: from the encoder's plan
+    touch_all(ours)
+    assert ours.ByteSize() == ref.ByteSize()

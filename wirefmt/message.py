@@ -347,6 +347,31 @@ class Message:
 
         return dumps_message(self)
 
+    def SerializePartialToString(self) -> bytes:
+        """`SerializeToString`: there is nothing a partial serialization may leave out, the
+        schema tables having no required fields (proto3 has none; ONNX's proto2 declares none)."""
+        return self.SerializeToString()
+
+    def ByteSize(self) -> int:
+        """The length of `SerializeToString`'s bytes, without making them: a message that is
+        still exactly its bytes answers from its span, so a multi-GB model's size costs
+        nothing; a changed one from the encoder's plan, whose unchanged parts are spans."""
+        if self._start >= 0:
+            return self._end - self._start
+        from .encoder import encoded_size  # noqa: PLC0415
+
+        return encoded_size(self)
+
+    def IsInitialized(self) -> bool:
+        """Always True: no field is required (see `SerializePartialToString`)."""
+        return True
+
+    def MergeFromString(self, data: bytes | bytearray | memoryview) -> int:
+        """Merge the message encoded in ``data`` into this one (as protobuf: repeated fields
+        are extended, singular ones replaced, submessages merged) and return its length."""
+        self.MergeFrom(type(self).FromString(data))
+        return len(data)
+
     def ParseFromString(self, data: bytes | bytearray | memoryview) -> None:
         data = bytes(data)
         self.CopyFrom(type(self)._from_buffer(data, memoryview(data), 0, len(data)))
