@@ -194,3 +194,61 @@ def test_a_malformed_attribute_leaves_its_node_readable_and_raises_when_reached(
     assert info.value.path == f"ModelProto.graph.node[1].attribute[{which}]"
     with pytest.raises(irmodel.DecodeError):
         attrs[which]
+
+
+# -- random sequences of changes ----------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_OPS = st.lists(st.tuples(
+    st.sampled_from(["append", "insert", "del", "pop", "set", "edit", "sort", "reverse", "extend", "clear",
+                     "del slice"]),
+    st.integers(0, 7), st.integers(-3, 1_000)), max_size=12)
+
+
+def _apply(seq, lib, op: str, i: int, v: int) -> None:
+    """One change to ``seq`` (ours, or a list of the reference's messages), built by ``lib``."""
+    n = len(seq)
+    if op == "append":
+        seq.append(lib.make_attribute(f"a{v}", v))
+    elif op == "insert":
+        seq.insert(i, lib.make_attribute(f"i{v}", float(v)))
+    elif op == "extend":
+        seq.extend([lib.make_attribute(f"e{v}", [v, i]), lib.make_attribute(f"f{v}", f"s{v}")])
+    elif op == "clear":
+        seq.clear()
+    elif not n:
+        return
+    elif op == "del":
+        del seq[i % n]
+    elif op == "del slice":
+        del seq[i % n:]
+    elif op == "pop":
+        seq.pop(i % n)
+    elif op == "set":
+        seq[i % n] = lib.make_attribute(f"s{v}", v)
+    elif op == "edit":
+        seq[i % n].name = f"edited{v}"
+    elif op == "sort":
+        seq.sort(key=lambda a: a.name, reverse=bool(v % 2))
+    elif op == "reverse":
+        seq.reverse()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=_OPS)
+def test_any_sequence_of_changes_gives_the_reference_bytes(scan_path, ops):
+    data = _model().SerializeToString()
+    m, ref = _ours_and_reference(data)
+    seq = m.graph.node[1].attribute
+    expected = list(ref.graph.node[1].attribute)
+    for op, i, v in ops:
+        _apply(seq, helper, op, i, v)
+        _apply(expected, oh, op, i, v)
+        assert [a.SerializeToString() for a in seq] == [a.SerializeToString() for a in expected]
+    wanted = [a.SerializeToString() for a in expected]
+    del ref.graph.node[1].attribute[:]
+    for a in wanted:
+        ref.graph.node[1].attribute.add().ParseFromString(a)
+    assert irmodel.dumps(m) == ref.SerializeToString()
+    assert irmodel.dumps(irmodel.loads(irmodel.dumps(m))) == ref.SerializeToString()  # and reads back
