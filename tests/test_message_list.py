@@ -13,6 +13,7 @@ from __future__ import annotations
 import onnx
 import pytest
 from google.protobuf.message import DecodeError
+from hypothesis import HealthCheck, given, settings, strategies as st
 from onnx import helper as oh
 
 import irmodel
@@ -197,8 +198,6 @@ def test_a_malformed_attribute_leaves_its_node_readable_and_raises_when_reached(
 
 
 # -- random sequences of changes ----------------------------------------------------------
-
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 _OPS = st.lists(st.tuples(
     st.sampled_from(["append", "insert", "del", "pop", "set", "edit", "sort", "reverse", "extend", "clear",
