@@ -251,3 +251,42 @@ def test_any_sequence_of_changes_gives_the_reference_bytes(scan_path, ops):
         ref.graph.node[1].attribute.add().ParseFromString(a)
     assert irmodel.dumps(m) == ref.SerializeToString()
     assert irmodel.dumps(irmodel.loads(irmodel.dumps(m))) == ref.SerializeToString()  # and reads back
+
+
+# -- large nodes: their attributes stay lazy ------------------------------------------------
+
+def _node_bytes(attributes: list) -> bytes:
+    node = oh.make_node("Custom", ["x"], ["y"], name="big")
+    return node.SerializeToString() + b"".join(b"\x2a" + bytes([len(a)]) + a for a in attributes)
+
+
+def test_a_node_over_the_eager_bound_reads_its_attributes_lazily_and_the_same(scan_path):
+    from wirefmt.scansource import _EAGER_SPAN
+
+    attrs = [oh.make_attribute(f"a{i}", i).SerializeToString() for i in range(_EAGER_SPAN // 8)]
+    data = _node_bytes(attrs)
+    assert len(data) > _EAGER_SPAN
+    node = NodeProto.FromString(data)
+    assert type(node.attribute) is RepeatedMessages
+    parsed = onnx.NodeProto.FromString(data)
+    assert [a.SerializeToString() for a in node.attribute] == [a.SerializeToString() for a in parsed.attribute]
+    node.attribute[3].i = -1
+    parsed.attribute[3].i = -1
+    assert node.SerializeToString() == parsed.SerializeToString()
+
+
+def test_a_forged_node_of_many_empty_attributes_is_not_made_at_once():
+    # 200,000 empty attributes (2 bytes each): made at once they would hold ~200 MB of
+    # objects for 400 KB of input; read lazily, a walk over them holds a few MB.
+    import tracemalloc
+
+    data = _node_bytes([b""] * 200_000)
+    tracemalloc.start()
+    try:
+        node = NodeProto.FromString(data)
+        count = sum(1 for a in node.attribute if a.name == "")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert count == 200_000
+    assert peak < 40 * 2**20, peak

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .message import Message
 
 from . import containers as _containers
-from .containers import HELD, MessageList, RepeatedMessages, RepeatedScalars, new_repeated
+from .containers import HELD, MessageList, RepeatedMessages, RepeatedScalars, new_messages, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .reader import convert_varint, float32_nan, iter_fields, read_field, read_length, unpack_fixed, unpack_varints
@@ -390,6 +390,14 @@ def _memo_store(memo: dict, key: bytes, d: dict) -> None:
     memo[key] = out
 
 
+def _lazy_items(msg, name: str):
+    """An empty `RepeatedMessages` for ``msg``'s field ``name``, put in place for the scan to
+    add spans to: the field of a message too large to make its items at once
+    (`scansource._EAGER_SPAN`)."""
+    seq = msg.__dict__[name] = new_messages(msg, name, msg._classes[name], [])
+    return seq
+
+
 def _defer_items(msg, name: str, start: int, end: int):
     """The field ``name`` of ``msg`` (a `MessageList`) as a lazy `RepeatedMessages` of the
     items made so far and the item at ``start:end``, which could not be made: its
@@ -411,6 +419,7 @@ _SCANNER_HELPERS = {
     "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,
     "new_repeated": new_repeated, "RS": RepeatedScalars, "RM": RepeatedMessages, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
     "drop_replaced_member": _drop_replaced_member, "ML": MessageList, "defer_items": _defer_items,
+    "lazy_items": _lazy_items,
 }
 
 
