@@ -352,14 +352,15 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
 #: walk's time, benchmarks/RESULTS.md, session 15).  A short field only: each item is made
 #: whether it is read or not.
 _EAGER_ITEMS = {"NodeProto": ("attribute",)}
-#: Owners longer than this (bytes) keep those fields lazy: every item made at once costs
-#: about 1 KB of objects for as little as 2 bytes of input (an empty attribute), so a node
-#: of 4 KB holds at most ~2 MB this way, and a forged node of megabytes of empty attributes
-#: is read item by item as any long sequence is (held weakly past 64 items).
+#: Owners longer than this (bytes) keep those fields lazy: items made at once cost about
+#: 500 bytes of objects for as little as 2 bytes of input (measured: 96 MiB for 200,000
+#: empty attributes), so a node of 4 KB holds at most ~1 MB this way, and a forged node of
+#: megabytes of empty attributes is read item by item as any long sequence is (held weakly
+#: past 64 items; tests/test_message_list.py bounds it).
 _EAGER_SPAN = 4096
 # (The test of that bound makes the attribute branch longer than 255 code units, so the
 # `tag == 42` comparison before it is not specialised: measured, +0.3% instructions of the
-# full walk; a helper call per node to keep it short costs as much.)
+# full walk, left so rather than add a helper call per node to shorten the branch.)
 
 #: Repeated message fields that come as one long run of the same one-byte tag (a graph's
 #: 75,000 ``node`` fields, each an item of 40 to 1,000 bytes): each run is read by one call
