@@ -1,4 +1,5 @@
-"""Copies, pickles and sizes of ONNX messages, held to what protobuf does with the reference's.
+"""Protobuf's message methods beyond field access (copies, pickles, sizes, presence,
+unknown fields) on ONNX messages, held to what protobuf does with the reference's.
 
 A loaded message reads from a mapped file; `copy.deepcopy`, `copy.copy` and `pickle` must
 still work (protobuf's messages allow all three) and give a message of its own: the same
@@ -132,3 +133,23 @@ def test_byte_size_matches_the_reference_and_reads_no_bytes_of_an_unchanged_mode
             "print(n, 'wirefmt.encoder' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True).stdout
     assert out.split() == [str(onnx.load(path).ByteSize()), "False"]
+
+
+def test_set_in_parent_and_discard_unknown_fields_on_a_model_as_the_reference(tmp_path):
+    data = open(_model_file(tmp_path), "rb").read()
+    m, ref = irmodel.loads(data), onnx.load_model_from_string(data)
+    for vi in (m.graph.input[0], ref.graph.input[0]):  # a scalar: a shape present with no dims
+        vi.type.tensor_type.ClearField("shape")
+        vi.type.tensor_type.shape.SetInParent()
+    assert m.graph.input[0].type.tensor_type.HasField("shape")
+    assert irmodel.dumps(m) == ref.SerializeToString()
+    # Unknown fields deep in the graph (a node's and an attribute's) and at the top.
+    unknown = b"\xba\x3e\x03abc"  # field 999, length-delimited
+    ref.graph.node[1].attribute[0].MergeFromString(unknown)
+    ref.graph.node[2].MergeFromString(unknown)
+    with_unknown = ref.SerializeToString() + unknown
+    ours, theirs = irmodel.loads(with_unknown), onnx.load_model_from_string(with_unknown)
+    assert irmodel.dumps(ours) == with_unknown
+    ours.DiscardUnknownFields()
+    theirs.DiscardUnknownFields()
+    assert irmodel.dumps(ours) == theirs.SerializeToString() != with_unknown

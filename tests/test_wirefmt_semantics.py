@@ -372,3 +372,35 @@ def test_byte_size_merge_from_string_and_partial_serialization_match_protobuf(sy
     assert ours.ByteSize() == ref.ByteSize()  # changed: from the encoder's plan
     touch_all(ours)
     assert ours.ByteSize() == ref.ByteSize()
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(content=contents(), where=st.lists(st.integers(0, 3), max_size=4))
+def test_discard_unknown_fields_matches_protobuf(syntax, content, where):
+    # Unknown fields put at the top level (0), in the child (1) and in each of the children (2, 3).
+    unknown = _tag(999, 2) + b"\x03abc" + _tag(1000, 0) + encode_varint(5)
+    ref = build_reference(REF[syntax], content)
+    for w in where:
+        if w == 1:
+            ref.child.MergeFromString(unknown)
+        elif w >= 2 and len(ref.children) > w - 2:
+            ref.children[w - 2].MergeFromString(unknown)
+    data = ref.SerializeToString() + (unknown if 0 in where else b"")
+    ours, theirs = parse_ours(syntax, data), REF[syntax].FromString(data)
+    ours.DiscardUnknownFields()
+    theirs.DiscardUnknownFields()
+    assert irmodel.dumps(ours) == theirs.SerializeToString()
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_set_in_parent_makes_an_absent_submessage_present_and_leaves_a_present_one(syntax):
+    ours, theirs = parse_ours(syntax, b""), REF[syntax].FromString(b"")
+    ours.child.child.SetInParent()
+    theirs.child.child.SetInParent()
+    assert ours.HasField("child") and ours.child.HasField("child")
+    assert irmodel.dumps(ours) == theirs.SerializeToString()
+    data = theirs.SerializeToString() + _tag(2, 0) + encode_varint(3)
+    again = parse_ours(syntax, data)
+    again.child.SetInParent()  # present already: nothing changes, the bytes stay exact
+    assert again._start == 0 and irmodel.dumps(again) == data

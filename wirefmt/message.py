@@ -296,6 +296,33 @@ class Message:
         lazy = d.get("_lazy")
         return bool(lazy) and name in lazy  # type: ignore[operator]  # bool(lazy) rules out None
 
+    def SetInParent(self) -> None:
+        """Make this message present in its parent although nothing in it changed, as
+        protobuf's: a default read from an absent field (a scalar's empty ``shape``, say)
+        becomes a present empty message.  A message already present is left as it is."""
+        if self.__dict__.get("_idx", HELD) == UNATTACHED_DEFAULT:
+            self._touch()
+
+    def DiscardUnknownFields(self) -> None:
+        """Drop the unknown fields of this message and of every message below it, as
+        protobuf's.  Every submessage is read to look; only those that held unknown fields
+        change.  The items of a long sequence are visited one at a time (held weakly as
+        any read holds them), so a large graph is not kept alive by the walk."""
+        stack = [iter((self,))]
+        while stack:
+            m = next(stack[-1], None)
+            if m is None:
+                stack.pop()
+                continue
+            d = m.__dict__
+            if d.get("_unknown"):
+                del d["_unknown"]
+                m._touch()
+            for f in m._spec.fields:
+                if f.kind == MESSAGE and m._has_any(f.name):
+                    value = getattr(m, f.name)
+                    stack.append(iter(value) if f.repeated else iter((value,)))
+
     def Clear(self) -> None:
         for f in self._spec.fields:
             self.__dict__.pop(f.name, None)
