@@ -464,8 +464,7 @@ class MessageList(_MessageSequence, _WatchedList):  # in this order: the first's
     def _changed(self) -> None:
         self._owner._touch()
 
-    def _take(self, msg):
-        return self._adopt(msg)
+    _take = _MessageSequence._adopt
 
     def _index_of(self, msg) -> int:
         """Index of ``msg`` here (cold path: error messages), or -1."""
@@ -474,14 +473,15 @@ class MessageList(_MessageSequence, _WatchedList):  # in this order: the first's
                 return i
         return -1
 
+    def _item_spans(self) -> list:
+        """The flat ``[start, end, ...]`` spans of the items, valid while they are unchanged
+        (a scan still reading them, or an owner that is exactly its bytes)."""
+        return [x for item in self for x in (item._start, item._end)]
+
     def _to_lazy(self) -> RepeatedMessages:
         """A `RepeatedMessages` holding these items (unchanged: a scan is still reading them)
         with their spans, to which the scan adds the spans it cannot make items of."""
-        spans = []
-        for item in self:
-            spans.append(item._start)
-            spans.append(item._end)
-        seq = new_messages(self._owner, self._name, self._cls, spans)
+        seq = new_messages(self._owner, self._name, self._cls, self._item_spans())
         seq._items = list(self)
         return seq
 

@@ -312,11 +312,6 @@ def _iter_parts(plan: _Plan):
             stack.pop()
 
 
-def encoded_size(msg: Message) -> int:
-    """The length of ``msg``'s encoding (`Message.ByteSize`): its plan's size, no bytes made."""
-    return build_plan(msg).size
-
-
 def dumps_message(msg: Message) -> bytes:
     """The serialized bytes of ``msg`` (what protobuf's SerializeToString gives)."""
     if msg._start >= 0:

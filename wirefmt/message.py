@@ -385,9 +385,9 @@ class Message:
         nothing; a changed one from the encoder's plan, whose unchanged parts are spans."""
         if self._start >= 0:
             return self._end - self._start
-        from .encoder import encoded_size  # noqa: PLC0415
+        from .encoder import build_plan  # noqa: PLC0415
 
-        return encoded_size(self)
+        return build_plan(self).size
 
     def IsInitialized(self) -> bool:
         """Always True: no field is required (see `SerializePartialToString`)."""
@@ -525,7 +525,7 @@ def _recorded_spans(msg, name: str) -> list | None:
     if seq is None:
         return []
     if isinstance(seq, MessageList):  # made items of an exact message: unchanged, their spans hold
-        return [x for item in seq for x in (item._start, item._end)]
+        return seq._item_spans()
     spans = seq._spans if isinstance(seq, RepeatedMessages) else None
     return None if spans is None else list(spans)
 

@@ -133,8 +133,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                     if seq is None:
                         d[name] = RepeatedMessages(msg, name, msg._classes[name], [pos, e])
                     elif type(seq) is MessageList:  # items made by a generated scan: go on lazily
-                        d[name] = seq = seq._to_lazy()
-                        seq._add_span(pos, e)
+                        _defer_items(msg, name, pos, e)
                     else:
                         seq._add_span(pos, e)
                 elif act == A_MSG:
@@ -400,8 +399,9 @@ def _lazy_items(msg, name: str):
 
 def _defer_items(msg, name: str, start: int, end: int):
     """The field ``name`` of ``msg`` (a `MessageList`) as a lazy `RepeatedMessages` of the
-    items made so far and the item at ``start:end``, which could not be made: its
-    DecodeError is raised when a reader reaches it, as if made on first access."""
+    items made so far and the item at ``start:end``, which a generated scan could not make
+    (its DecodeError is raised when a reader reaches it, as if made on first access) or
+    the generic scan met (a tag the generated one does not read inline)."""
     d = msg.__dict__
     seq = d[name] = d[name]._to_lazy()
     seq._add_span(start, end)
