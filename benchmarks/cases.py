@@ -51,7 +51,7 @@ def walk(m):
 
 # -- a. the inspect summary computed over onnx's objects ------------------------------------
 
-# The `bits` column of irmodel.dtypes, copied: the reference side must not import irmodel.
+# The `bits` column of irmodel._dtypes.rows, copied: the reference side must not import irmodel.
 _ELEMENT_BITS = {
     1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 8: 0, 9: 8, 10: 16, 11: 64, 12: 32, 13: 64,
     14: 64, 15: 128, 16: 16, 17: 8, 18: 8, 19: 8, 20: 8, 21: 4, 22: 4, 23: 4, 24: 8, 25: 2,
@@ -60,7 +60,7 @@ _ELEMENT_BITS = {
 
 
 def onnx_summary(m) -> dict:
-    """What `irmodel.summary.summarize` reports of the main graph, from onnx's protobuf objects.
+    """What `irmodel._report.summary.summarize` reports of the main graph, from onnx's protobuf objects.
 
     Node count, op histogram, initializer count and bytes by dtype (from ``dims``, as
     ours: the payload is not read), inputs and outputs with element type and shape.
@@ -126,7 +126,7 @@ def comparable(summary: dict) -> dict:
 
 def inspect_ours(path):
     import irmodel
-    from irmodel.summary import summarize
+    from irmodel._report.summary import summarize
 
     def work():  # what `irmodel inspect` does
         m = irmodel.load(path, load_external_data=False)

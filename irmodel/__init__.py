@@ -22,12 +22,15 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .checker import (CheckerContext, LexicalScopeContext, Problem, check_attribute, check_function,
                           check_graph, check_model, check_node, check_sparse_tensor, check_tensor,
                           check_value_info)
-    from .external_data import (ExternalDataInfo, load_external_data_for_model,
-                                load_external_data_for_tensor, read_external_data, uses_external_data)
-    from .external_write import (convert_model_from_external_data, convert_model_to_external_data,
-                                 save_with_external_data, set_external_data, write_external_data_tensors)
+    from ._files.external_data import (ExternalDataInfo, load_external_data_for_model,
+                                       load_external_data_for_tensor, read_external_data,
+                                       uses_external_data)
+    from ._files.external_write import (convert_model_from_external_data, convert_model_to_external_data,
+                                        save_with_external_data, set_external_data,
+                                        write_external_data_tensors)
     from .inference import InferenceError, infer_node_outputs, infer_shapes, infer_shapes_path
-    from . import codecache, errors, io, messages, origin, proto
+    from ._files import codecache, origin
+    from . import errors, io, messages, proto
     from .errors import DecodeError, EncodeError, ExternalDataError, SourceChangedError, ValidationError
     from .io import dumps, load, loads, message_class
     from wirefmt import ParseError
@@ -54,7 +57,7 @@ def save(model: Any, f: str | os.PathLike[str] | BinaryIO, save_as_external_data
     (which has no such option) does.
     """
     if save_as_external_data:
-        from .external_write import save_with_external_data  # noqa: PLC0415
+        from ._files.external_write import save_with_external_data  # noqa: PLC0415
         save_with_external_data(model, f, all_tensors_to_one_file=all_tensors_to_one_file,
                                 location=location, size_threshold=size_threshold,
                                 convert_attribute=convert_attribute, checksum=checksum)
@@ -113,10 +116,10 @@ _LAZY_NAMES = {
     **dict.fromkeys(("infer_shapes", "infer_shapes_path", "infer_node_outputs", "InferenceError"),
                     "inference"),
     **dict.fromkeys(("ExternalDataInfo", "load_external_data_for_model", "load_external_data_for_tensor",
-                     "read_external_data", "uses_external_data"), "external_data"),
+                     "read_external_data", "uses_external_data"), "_files.external_data"),
     **dict.fromkeys(("convert_model_from_external_data", "convert_model_to_external_data",
                      "save_with_external_data", "set_external_data", "write_external_data_tensors"),
-                    "external_write"),
+                    "_files.external_write"),
     "helper": "helper",
     **dict.fromkeys(("DecodeError", "EncodeError", "ValidationError", "ExternalDataError",
                      "SourceChangedError"), "errors"),
@@ -134,7 +137,8 @@ _LAZY_NAMES = {
         "TypeProto", "OperatorSetIdProto", "FunctionProto", "SequenceProto", "MapProto",
         "OptionalProto", "OperatorProto", "OperatorSetProto"), "messages"),
     # Submodules that ``import irmodel`` imported before it became lazy: still attributes.
-    **{m: m for m in ("codecache", "errors", "io", "messages", "origin", "proto")},
+    **{m: m for m in ("errors", "io", "messages", "proto")},
+    **{m: f"_files.{m}" for m in ("codecache", "origin")},
 }
 #: Names defined by another package, imported on first use as well.
 _FOREIGN_NAMES = {"ParseError": "wirefmt"}
@@ -152,7 +156,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     mod = __import__(f"{__name__}.{module}", fromlist=("_",))
-    value = mod if name == module else getattr(mod, name)
+    value = mod if module.rpartition(".")[2] == name else getattr(mod, name)
     globals()[name] = value  # found directly from now on
     return value
 
@@ -166,6 +170,7 @@ __all__ = list(dict.fromkeys([
     "DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "ParseError",
     "SourceChangedError",
     "to_array", "from_array", *_EXTERNAL_DATA_NAMES,
-    *[n for n, m in _LAZY_NAMES.items() if m in ("checker", "inference", "external_data", "external_write", "helper")],
+    *[n for n, m in _LAZY_NAMES.items() if m in ("checker", "inference", "_files.external_data", "_files.external_write",
+                                                     "helper")],
     *_MESSAGE_NAMES,
 ]))

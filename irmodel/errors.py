@@ -86,7 +86,7 @@ class ExternalDataError(ValueError):
 
 # A file under a loaded model changed (an OSError: the file system's doing, not the
 # model's); defined with the file context it is about.
-from .origin import SourceChangedError  # noqa: E402
+from ._files.origin import SourceChangedError  # noqa: E402
 
 __all__ = ["DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "Problem",
            "SourceChangedError"]

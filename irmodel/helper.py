@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from wirefmt.schema import INTEGER_KINDS, MESSAGE
 
-from . import dtypes as _dt
+from ._dtypes import rows as _dt
 from .io import dumps
 from .messages import (AttributeProto, FunctionProto, GraphProto, MapProto, ModelProto, NodeProto,
                        OperatorSetIdProto, OptionalProto, SequenceProto, SparseTensorProto,
@@ -704,7 +704,7 @@ def _numpy_values(et: _dt.ElemType, vals, expected: int) -> list:
     elif saturating_float8 or data_type == _T.FLOAT8E8M0:
         arr = arr.view(np.uint8)
     elif kind in (_dt.NIB4, _dt.NIB2):
-        from . import packing  # noqa: PLC0415 (imports numpy)
+        from ._dtypes import packing  # noqa: PLC0415 (imports numpy)
         arr = packing.pack(arr, et.bits)
     elif data_type == _T.BOOL:
         arr = arr.astype(np.uint8)
@@ -715,7 +715,7 @@ def _array_to_raw(et: _dt.ElemType, arr) -> bytes:
     """Little-endian bytes of a numpy array for raw_data, packing sub-byte types."""
     np = sys.modules["numpy"]
     if et.sub_byte:
-        from . import packing  # noqa: PLC0415 (imports numpy)
+        from ._dtypes import packing  # noqa: PLC0415 (imports numpy)
         if et.kind == _dt.BITS6:
             arr = arr.view(np.uint8)  # 6-bit codes are taken from the array's bytes
         arr = packing.pack(arr, et.bits)

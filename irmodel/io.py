@@ -1,7 +1,7 @@
 """Opening and writing models: mmap on load, atomic replace on save.
 
-With `irmodel.external_data` (which reads data files) and `irmodel.external_write`
-(which writes them through `irmodel.atomic`), this is the only place that opens files:
+With `irmodel._files.external_data` (which reads data files) and `irmodel._files.external_write`
+(which writes them through `irmodel._files.atomic`), this is the only place that opens files:
 wirefmt's messages and encoder work on buffers, in the sans-IO style of h11.  What a
 loaded model needs from its file later (the mapped file's descriptor, its directory,
 its data files) is kept in one `Origin` on the root message.
@@ -16,7 +16,7 @@ import stat
 from wirefmt import DecodeError
 
 from .messages import CLASSES
-from .origin import Origin, check_unchanged, origin_of, set_origin
+from ._files.origin import Origin, check_unchanged, origin_of, set_origin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
@@ -102,7 +102,7 @@ def _contents(f) -> tuple:
 
 def _keep_source_fd(origin: Origin, msg, f, name: str | None) -> None:
     """Keep a descriptor of the mapped file, so a save can copy unchanged runs of it
-    file-to-file in the kernel (`irmodel.filecopy.source_copier`).  It names the same
+    file-to-file in the kernel (`irmodel._files.filecopy.source_copier`).  It names the same
     open file as the mapping (a later rename or rewrite of the path cannot change what
     it reads) and is closed when the origin is collected with its message."""
     try:
@@ -139,7 +139,7 @@ def load(f: str | bytes | os.PathLike | BinaryIO, load_external_data: bool = Tru
     resolved lazily (when a tensor's data is read) relative to the model's directory;
     ``load_external_data=False`` leaves it alone.
 
-    A mapped file must not change while the model is in use (`irmodel.origin`: a save
+    A mapped file must not change while the model is in use (`irmodel._files.origin`: a save
     refuses if it did).  ``mmap=False`` (the name ``torch.load`` uses for the same
     choice) reads the file into memory instead, and reads external data (a copy per
     read) instead of mapping it: the model no longer depends on the file's contents.
@@ -175,7 +175,7 @@ def source_length(msg: Any) -> int:
 def dumps(msg: Any) -> bytes:
     """The serialized bytes, identical to protobuf's ``SerializeToString()``.
 
-    Refuses (`irmodel.origin.SourceChangedError`) when a file the model is mapped from
+    Refuses (`irmodel._files.origin.SourceChangedError`) when a file the model is mapped from
     changed since it was loaded."""
     from wirefmt.encoder import dumps_message  # noqa: PLC0415 (reading never needs the encoder)
 
@@ -189,13 +189,13 @@ def write_model(msg: Any, fh: BinaryIO, *, durable: bool = False, progress: Call
     """Stream ``msg`` to ``fh``, copying unchanged runs of its mapped file in the kernel.
 
     ``durable=True`` says the caller fsyncs ``fh`` afterwards (an atomic save), which lets
-    large copies bypass the page cache (`irmodel.filecopy.direct_copy`).  Refuses
-    (`irmodel.origin.SourceChangedError`) before writing anything when a file the model
+    large copies bypass the page cache (`irmodel._files.filecopy.direct_copy`).  Refuses
+    (`irmodel._files.origin.SourceChangedError`) before writing anything when a file the model
     is mapped from changed since it was loaded.
     """
     from wirefmt.encoder import write_message  # noqa: PLC0415 (imported by the first save)
 
-    from .filecopy import source_copier  # noqa: PLC0415
+    from ._files.filecopy import source_copier  # noqa: PLC0415
 
     check_unchanged(msg)
     copier = source_copier(origin_of(msg), fh, durable=durable)
@@ -205,7 +205,7 @@ def write_model(msg: Any, fh: BinaryIO, *, durable: bool = False, progress: Call
 def save_message(msg: Any, path: str | bytes | os.PathLike | BinaryIO) -> None:
     """Write ``msg`` to ``path`` atomically (no external data handling)."""
     if isinstance(path, (str, bytes, os.PathLike)):
-        from .atomic import atomic_write  # noqa: PLC0415
+        from ._files.atomic import atomic_write  # noqa: PLC0415
 
         atomic_write(path, lambda fh: write_model(msg, fh, durable=True))
     else:

@@ -8,8 +8,8 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from wirefmt import EnumType, build_classes
 
-from .codecache import DEFAULT as _CODE_CACHE
-from .origin import copy_context as _copy_context
+from ._files.codecache import DEFAULT as _CODE_CACHE
+from ._files.origin import copy_context as _copy_context
 from .proto import REGISTRY
 
 

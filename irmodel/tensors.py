@@ -29,10 +29,10 @@ from wirefmt.errors import DecodeError
 if TYPE_CHECKING:
     import numpy as np
 
-from . import dtypes as _dt
-from . import packing
+from ._dtypes import rows as _dt
+from ._dtypes import packing
 from .errors import ValidationError
-from .external_data import read_external_data, uses_external_data
+from ._files.external_data import read_external_data, uses_external_data
 from .limits import element_count, is_too_large
 
 # The host's byte order, as a module constant so that the big-endian paths can be
@@ -58,7 +58,7 @@ def to_array(tensor: Any, base_dir: str | None = None, *, verify_checksum: bool 
 
     External data is read through a read-only mapping of its file, relative to
     ``base_dir`` or, when that is None, to the directory of the file the tensor's model
-    was loaded from (``irmodel.load(path)``); see `irmodel.external_data`.  With
+    was loaded from (``irmodel.load(path)``); see `irmodel._files.external_data`.  With
     ``verify_checksum`` the SHA1 ``checksum`` entry of an external tensor must be present
     and match.  Arrays over raw or external bytes are read-only (see the module doc).
     """

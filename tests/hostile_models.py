@@ -21,7 +21,7 @@ import random
 
 import irmodel
 from irmodel import TensorProto, helper as h
-from irmodel.dtypes import ELEM_TYPES
+from irmodel._dtypes.rows import ELEM_TYPES
 from wirefmt.varint import encode_varint
 
 #: Same-length replacements for a string's bytes: what a hostile producer would write.

@@ -168,7 +168,7 @@ def test_node_pattern_cache(tmp_path, monkeypatch):
     source, and a damaged entry falls back to compiling."""
     import re
 
-    from irmodel import codecache
+    from irmodel._files import codecache
     from irmodel.checker import fastnodes
 
     cache = codecache.FileCodeCache(str(tmp_path))

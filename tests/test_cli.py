@@ -25,9 +25,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 import irmodel
 from irmodel import cli
-from irmodel.progress import Progress
-from irmodel.summary import summarize
-from irmodel.dump import preview_values
+from irmodel.cli.progress import Progress
+from irmodel._report.summary import summarize
+from irmodel._report.dump import preview_values
 from test_raw import reference_layout, sample_file_descriptor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -24,7 +24,7 @@ from onnx.external_data_helper import convert_model_to_external_data as ref_conv
 from onnx.external_data_helper import uses_external_data
 
 from irmodel import cli
-from irmodel.external_write import ALIGNMENT
+from irmodel._files.external_write import ALIGNMENT
 from test_cli import assert_fails
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -358,7 +358,7 @@ def test_help_documents_the_three_ways(tmp_path):
 
 # The convert commands below take milliseconds: the one-second delay and the rate limit are
 # taken away (keyword defaults of Progress) so that every report is drawn.
-INSTANT_PROGRESS = ("import sys, irmodel.progress as p\n"
+INSTANT_PROGRESS = ("import sys, irmodel.cli.progress as p\n"
                     "p.Progress.__init__.__kwdefaults__.update(delay=0.0, interval=0.0)\n"
                     "from irmodel.cli import main\n"
                     "sys.exit(main(sys.argv[1:]))\n")

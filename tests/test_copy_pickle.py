@@ -20,7 +20,7 @@ from onnx import helper as oh
 from onnx import numpy_helper
 
 import irmodel
-from irmodel.external_data import read_external_data
+from irmodel._files.external_data import read_external_data
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The element-type table (irmodel.dtypes) against the reference, fact by fact.
+"""The element-type table (irmodel._dtypes.rows) against the reference, fact by fact.
 
 Every column of every row is checked against what onnx, numpy or ml_dtypes say, so a
 fact wrong in the one table fails here rather than in some user of it.
@@ -18,7 +18,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import irmodel
-from irmodel import dtypes, dump
+from irmodel._dtypes import rows as dtypes
+from irmodel._report import dump
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL_CODES = sorted(helper.get_all_tensor_dtypes())
@@ -176,7 +177,7 @@ def test_elem_type_refuses_undefined_and_unknown_codes_with_validation_error():
 
 
 def test_importing_the_table_imports_neither_numpy_nor_ml_dtypes():
-    code = ("import sys; import irmodel.dtypes; "
+    code = ("import sys; import irmodel._dtypes.rows; "
             "print(sorted(m for m in ('numpy', 'ml_dtypes', 'onnx') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})

@@ -15,11 +15,11 @@ from onnx import helper, numpy_helper
 from onnx.external_data_helper import _get_all_tensors as ref_all_tensors
 
 import irmodel
-import irmodel.atomic
-import irmodel.origin
-from irmodel import external_data as ed
-from irmodel import external_write as ew
-from irmodel.external_data import _get_all_tensors as our_all_tensors
+import irmodel._files.atomic
+import irmodel._files.origin
+from irmodel._files import external_data as ed
+from irmodel._files import external_write as ew
+from irmodel._files.external_data import _get_all_tensors as our_all_tensors
 
 
 # -- models ------------------------------------------------------------------------------
@@ -149,7 +149,7 @@ def test_external_raw_data_is_a_read_only_view_of_the_data_file(tmp_path):
     m = irmodel.load(path)
     big = m.graph.initializer[0]
     arr = irmodel.to_array(big)
-    mapped = irmodel.origin.origin_of(m).data_files[os.path.join(str(tmp_path), "model.onnx.data")]
+    mapped = irmodel._files.origin.origin_of(m).data_files[os.path.join(str(tmp_path), "model.onnx.data")]
     assert np.shares_memory(arr, np.frombuffer(mapped.view, dtype=np.uint8))
     assert not arr.flags.writeable and arr.flags.aligned
 
@@ -343,7 +343,7 @@ def test_data_files_are_streamed_in_bounded_slices(tmp_path, monkeypatch):
 
     monkeypatch.setattr(ew, "_CHUNK", 1000)
     writes = []
-    real_write = irmodel.atomic.AtomicFiles.write
+    real_write = irmodel._files.atomic.AtomicFiles.write
 
     class Recorder:
         def __init__(self, fh):
@@ -358,7 +358,7 @@ def test_data_files_are_streamed_in_bounded_slices(tmp_path, monkeypatch):
             return real_write(self, path, lambda fh: write(Recorder(fh)))
         return real_write(self, path, write)
 
-    monkeypatch.setattr(irmodel.atomic.AtomicFiles, "write", recording_write)
+    monkeypatch.setattr(irmodel._files.atomic.AtomicFiles, "write", recording_write)
     m = irmodel.loads(_reference_model().SerializeToString())
     ew.save_with_external_data(m, str(tmp_path / "model.onnx"), size_threshold=0)
     assert max(writes) < ew.ALIGNMENT

@@ -1,4 +1,4 @@
-"""irmodel.filecopy: the direct (O_DIRECT) copy used by atomic saves, and its fallbacks.
+"""irmodel._files.filecopy: the direct (O_DIRECT) copy used by atomic saves, and its fallbacks.
 
 The sizes that make a save take the direct path (64 MiB and up) are shrunk here so that
 files of a few hundred KB exercise every branch: the unaligned head, the aligned blocks on
@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 import irmodel
 from conftest import gemm_model_file, reference_edit
-import irmodel.filecopy as filecopy
+import irmodel._files.filecopy as filecopy
 
 
 @pytest.fixture
@@ -233,8 +233,8 @@ def test_saving_over_the_loaded_file_through_the_direct_path(tmp_path, small_dir
 
 @pytest.mark.parametrize("durable", [False, True], ids=["kernel copy", "direct copy"])
 def test_progress_is_reported_during_long_copies_and_writes(tmp_path, monkeypatch, small_direct, durable):
-    from irmodel.filecopy import source_copier
-    from irmodel.origin import Origin
+    from irmodel._files.filecopy import source_copier
+    from irmodel._files.origin import Origin
     from wirefmt.writer import StreamWriter
 
     monkeypatch.setattr(StreamWriter, "PROGRESS_COPY_STEP", 1 << 16)

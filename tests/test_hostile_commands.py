@@ -156,7 +156,7 @@ def test_the_checks_catch_what_they_look_for(scratch, monkeypatch):
     failures = check_every_command(path, _fresh_out(scratch), [], "control, escaping off")
     assert any("\x1b" in f[3] for f in failures)
     monkeypatch.undo()
-    import irmodel.summary as summary
+    import irmodel._report.summary as summary
 
     monkeypatch.setattr(summary, "summarize", lambda *a, **k: 1 / 0)
     failures = check_every_command(path, _fresh_out(scratch), [], "broken inspect")

@@ -13,7 +13,7 @@ import pytest
 
 import irmodel
 from irmodel import ExternalDataInfo, TensorProto
-from irmodel.external_data import probe_data_file
+from irmodel._files.external_data import probe_data_file
 
 import hostile_models as hm
 from test_hostile_commands import run_cli

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import irmodel
 from irmodel import limits
-from irmodel.dtypes import ELEM_TYPES
+from irmodel._dtypes.rows import ELEM_TYPES
 
 import hostile_models as hm
 from test_hostile_commands import run_cli

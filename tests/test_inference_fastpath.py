@@ -21,7 +21,7 @@ import pytest
 
 import irmodel
 from irmodel import helper
-from irmodel.inference import InferenceError, engine, infer_shapes, nodepass
+from irmodel.inference import InferenceError, engine, infer_shapes, nodepass, slot
 
 onnx = pytest.importorskip("onnx")
 
@@ -302,7 +302,7 @@ def test_float_attributes_masked_only_where_the_rule_does_not_look(monkeypatch):
     # Gemms whose alpha differs share an outcome by their masked kind (`by_masked`) while
     # the rule does not read alpha; a rule that reads it (patched in here) must see each
     # node's own value: the same bytes as the full path, each shape from its alpha.
-    from irmodel.inference import registry
+    from irmodel.inference import lookup
     from irmodel.inference.types import TensorType
     alphas = [0.5, 0.5, 0.75, 0.25, 0.5, 0.75]  # with betas that all differ: hits through the variants
     nodes = [helper.make_node("Gemm", ["a", "b"], [f"g{i}"], alpha=alpha, beta=i + 1.0, transB=1)
@@ -311,7 +311,7 @@ def test_float_attributes_masked_only_where_the_rule_does_not_look(monkeypatch):
     out = assert_same(data, monkeypatch)
     assert all([d.dim_value for d in vi.type.tensor_type.shape.dim] == [3, 3]
                for vi in irmodel.loads(out).graph.value_info)
-    real = registry.inference_function
+    real = lookup.inference_function
 
     def reading_alpha(domain, op_type, since_version):
         fn = real(domain, op_type, since_version)
@@ -323,7 +323,7 @@ def test_float_attributes_masked_only_where_the_rule_does_not_look(monkeypatch):
             ctx.set_output(0, TensorType(FLOAT, (int(ctx.attr("alpha").f * 4),)))
         return gemm
 
-    monkeypatch.setattr(registry, "inference_function", reading_alpha)
+    monkeypatch.setattr(lookup, "inference_function", reading_alpha)
     out = assert_same(data, monkeypatch, expect_hits=False)
     shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in irmodel.loads(out).graph.value_info}
     assert shapes == {f"g{i}": [int(alpha * 4)] for i, alpha in enumerate(alphas)}
@@ -655,7 +655,7 @@ def test_value_info_fields_match_one_entry_each():
     expected = b"".join(field(13, value_info_bytes(n, t)) for n, t in entries)
     spans: list = []
     assert value_info_fields(entries, spans) == expected
-    assert value_info_fields([(n, engine.Slot(t)) for n, t in entries], slots=True) == expected
+    assert value_info_fields([(n, slot.Slot(t)) for n, t in entries], slots=True) == expected
     scanned = irmodel.loads(field(7, expected), "ModelProto").graph
     from wirefmt.message import item_spans
     assert spans == [s - item_spans(scanned, "value_info")[0] + spans[0] for s in item_spans(scanned, "value_info")]

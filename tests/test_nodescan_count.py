@@ -1,4 +1,4 @@
-"""`irmodel.nodescan.count_ops`: a run of nodes counted by kind (one pattern match per
+"""`irmodel._wireview.nodescan.count_ops`: a run of nodes counted by kind (one pattern match per
 node, `node_op` once per distinct kind) gives exactly what `node_op` gives node by node,
 on any bytes; and the summary of a large graph (which takes that path) is the full
 walk's.  The pattern's compiled form is kept in the code cache (`codecache.compiled_pattern`)."""
@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from onnx import helper as oh
 
 import irmodel
-from irmodel import codecache, nodescan
-from irmodel.summary import Census, summarize
+from irmodel._files import codecache
+from irmodel._wireview import nodescan
+from irmodel._report.summary import Census, summarize
 from wirefmt import DecodeError
 from test_summary_stream import _both
 
@@ -282,7 +283,7 @@ def test_a_process_that_finds_the_pattern_kept_does_not_import_re(tmp_path):
     data = _large_model().SerializeToString()
     path = tmp_path / "m.onnx"
     path.write_bytes(data)
-    code = ("import sys, irmodel\nfrom irmodel.summary import summarize\n"
+    code = ("import sys, irmodel\nfrom irmodel._report.summary import summarize\n"
             f"s = summarize(irmodel.load({str(path)!r}))\n"
             "print(repr(('re' in sys.modules, sorted(s['op_types'].items()))))")
     env = {**os.environ, codecache.ENV: str(tmp_path / "cache")}
@@ -311,7 +312,7 @@ def test_a_pattern_is_not_compiled_where_it_cannot_be_kept(tmp_path):
 
 def test_without_a_code_cache_a_large_graph_is_read_node_by_node(tmp_path):
     data = _large_model().SerializeToString()
-    code = ("import sys, irmodel\nfrom irmodel.summary import summarize\nfrom irmodel import nodescan\n"
+    code = ("import sys, irmodel\nfrom irmodel._report.summary import summarize\nfrom irmodel._wireview import nodescan\n"
             f"s = summarize(irmodel.loads({data!r}))\n"
             "print(repr(('re' in sys.modules, nodescan._PATTERNS, sorted(s['op_types'].items()))))")
     proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=ROOT,

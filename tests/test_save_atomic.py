@@ -2,7 +2,7 @@
 
 Both ways of writing are tested: the anonymous ``O_TMPFILE`` file (Linux), and the named
 temporary file used where that is unavailable (forced here by clearing
-``irmodel.atomic._O_TMPFILE``).  The contract is in the docstring of `irmodel.atomic`.
+``irmodel._files.atomic._O_TMPFILE``).  The contract is in the docstring of `irmodel._files.atomic`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import pytest
 from onnx import helper, numpy_helper
 
 import irmodel
-import irmodel.atomic
+import irmodel._files.atomic
 import irmodel.io
 import wirefmt.writer
-from irmodel import external_write as ew
+from irmodel._files import external_write as ew
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEMP_NAME = re.compile(r"\.~(?P<target>.+)\.[0-9a-f]{16}\.tmp\Z")
@@ -85,7 +85,7 @@ def way(request, tmp_path, monkeypatch):
         if problem:
             pytest.skip(f"the O_TMPFILE path cannot be tested: {problem}")
     else:
-        monkeypatch.setattr(irmodel.atomic, "_O_TMPFILE", None)
+        monkeypatch.setattr(irmodel._files.atomic, "_O_TMPFILE", None)
     return request.param
 
 
@@ -201,7 +201,7 @@ def test_an_exception_saving_with_external_data_leaves_every_file_and_the_model_
 
 def test_many_data_files_beyond_the_open_descriptor_budget(tmp_path, way, monkeypatch):
     """Past _MAX_ANONYMOUS pending files, finished ones get temporary names; all still vanish on error."""
-    monkeypatch.setattr(irmodel.atomic, "_MAX_ANONYMOUS", 2)
+    monkeypatch.setattr(irmodel._files.atomic, "_MAX_ANONYMOUS", 2)
     ref = _reference_model(3, tensors=7, floats_each=2000)
     path = str(tmp_path / "model.onnx")
     real_stream, calls = ew._stream, []
@@ -229,13 +229,13 @@ def test_many_data_files_beyond_the_open_descriptor_budget(tmp_path, way, monkey
 CHILD = r"""
 import os, sys
 sys.path.insert(0, sys.argv[1])
-import irmodel, irmodel.atomic, wirefmt.writer
-from irmodel import external_write as ew
+import irmodel, irmodel._files.atomic, wirefmt.writer
+from irmodel._files import external_write as ew
 
 way, source, target, external, block_after = sys.argv[2:7]
 block_after = int(block_after)
 if way == "named":
-    irmodel.atomic._O_TMPFILE = None
+    irmodel._files.atomic._O_TMPFILE = None
 model = irmodel.loads(open(source, "rb").read())
 state = {"n": 0}
 
@@ -430,17 +430,17 @@ UNPRIVILEGED = r"""
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import hashlib, uuid  # noqa: F401  (imported lazily by the save; nobody cannot read them)
-import irmodel, irmodel.atomic
+import irmodel, irmodel._files.atomic
 # irmodel imports these on first use; nobody may not be able to read the checkout (a
 # fresh clone in a private temporary directory), so they are imported while still root.
-import irmodel.external_write, irmodel.external_data, irmodel.io, irmodel.filecopy  # noqa: E401,F401
+import irmodel._files.external_write, irmodel._files.external_data, irmodel.io, irmodel._files.filecopy  # noqa: E401,F401
 import wirefmt.encoder, wirefmt.writer  # noqa: E401,F401
 import wirefmt.scansource  # noqa: F401  (the scan source writer, imported on a code-cache miss:
 # nobody cannot read root's cache either, so every type it meets is a miss)
 
 way, source, directory = sys.argv[2:5]
 if way == "named":
-    irmodel.atomic._O_TMPFILE = None
+    irmodel._files.atomic._O_TMPFILE = None
 model = irmodel.loads(open(source, "rb").read())
 irmodel.dumps(model)
 if os.geteuid() == 0:  # root ignores permissions: become nobody (imports are done)

@@ -17,7 +17,7 @@ from onnx import helper as oh, numpy_helper
 
 import irmodel
 from conftest import gemm_model_file, reference_edit
-import irmodel.filecopy as filecopy
+import irmodel._files.filecopy as filecopy
 
 
 def _count(monkeypatch, name: str) -> list:

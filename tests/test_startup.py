@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import irmodel
 import wirefmt
-from irmodel import codecache
+from irmodel._files import codecache
 from wirefmt import scangen, scansource
 from wirefmt.schema import ENUM, INT64, STRING, EnumSpec, FieldSpec, MessageSpec, Registry
 
@@ -46,8 +46,8 @@ def _modules_after(code: str, env: dict | None = None) -> set:
 
 # -- what is imported -------------------------------------------------------------------
 
-LAZY_MODULES = {"irmodel.helper", "irmodel.external_data", "irmodel.external_write", "irmodel.atomic",
-                "irmodel.filecopy", "irmodel.tensors", "irmodel.summary", "irmodel.dump", "irmodel.cli",
+LAZY_MODULES = {"irmodel.helper", "irmodel._files.external_data", "irmodel._files.external_write", "irmodel._files.atomic",
+                "irmodel._files.filecopy", "irmodel.tensors", "irmodel._report.summary", "irmodel._report.dump", "irmodel.cli",
                 "wirefmt.encoder", "wirefmt.writer", "wirefmt.jsonform", "wirefmt.raw"}
 HEAVY_STDLIB = {"typing", "dataclasses", "inspect", "ast", "numpy", "onnx", "google", "weakref",
                 "collections", "argparse", "json", "hashlib", "re"}
@@ -80,10 +80,10 @@ def test_the_lazy_table_names_exactly_the_message_classes():
 
 
 def test_the_inspect_summary_imports_no_more_of_the_standard_library():
-    loaded = _modules_after(f"import irmodel\nfrom irmodel.summary import summarize\n"
+    loaded = _modules_after(f"import irmodel\nfrom irmodel._report.summary import summarize\n"
                             f"summarize(irmodel.load({LENET!r}))")
     assert not loaded & HEAVY_STDLIB
-    assert not loaded & (LAZY_MODULES - {"irmodel.summary"})
+    assert not loaded & (LAZY_MODULES - {"irmodel._report.summary"})
 
 
 def test_a_warm_cache_imports_no_source_writer(tmp_path):
@@ -103,12 +103,12 @@ def test_loading_and_reading_a_model_needs_no_more():
 
 
 @pytest.mark.parametrize("argv, absent", [
-    (["inspect", "--json", LENET], {"irmodel.cli.dump", "irmodel.cli.raw", "irmodel.cli.convert", "irmodel.dump",
-                                    "irmodel.helper", "irmodel.external_write", "wirefmt.encoder", "typing",
+    (["inspect", "--json", LENET], {"irmodel.cli.dump", "irmodel.cli.raw", "irmodel.cli.convert", "irmodel._report.dump",
+                                    "irmodel.helper", "irmodel._files.external_write", "wirefmt.encoder", "typing",
                                     "shutil"}),
-    (["raw", LENET], {"irmodel.cli.inspect", "irmodel.cli.dump", "irmodel.cli.convert", "irmodel.summary"}),
+    (["raw", LENET], {"irmodel.cli.inspect", "irmodel.cli.dump", "irmodel.cli.convert", "irmodel._report.summary"}),
     (["dump", LENET], {"irmodel.cli.inspect", "irmodel.cli.raw", "irmodel.cli.convert"}),
-    (["check", LENET], {"irmodel.cli.inspect", "irmodel.cli.infer", "irmodel.cli.convert", "irmodel.summary"}),
+    (["check", LENET], {"irmodel.cli.inspect", "irmodel.cli.infer", "irmodel.cli.convert", "irmodel._report.summary"}),
     (["infer", LENET], {"irmodel.cli.inspect", "irmodel.cli.check", "irmodel.cli.convert"}),
 ])
 def test_a_command_imports_only_its_own_module(argv, absent):
@@ -226,7 +226,7 @@ def test_field_is_a_named_tuple():
 
 _READ = (f"import irmodel\nm = irmodel.load({LENET!r})\n"
          "ops = [(n.op_type, [a.name for a in n.attribute]) for n in m.graph.node]\n"
-         "from irmodel.codecache import DEFAULT as c\n"
+         "from irmodel._files.codecache import DEFAULT as c\n"
          "import json; print(json.dumps([c.hits, c.misses, c.saved, c.directory, ops]))")
 
 
@@ -378,7 +378,7 @@ def test_a_loaded_models_descriptor_is_closed_when_the_model_goes():
 
 def test_no_complaint_at_exit_when_module_globals_are_gone():
     out = subprocess.run([sys.executable, "-c", f"import irmodel, sys\nm = irmodel.load({LENET!r})\n"
-                          "sys.modules['irmodel.origin'].__dict__['os'] = None"],
+                          "sys.modules['irmodel._files.origin'].__dict__['os'] = None"],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0 and out.stderr == ""
 

@@ -1,4 +1,4 @@
-"""Initializers read from their bytes (`irmodel.tensorscan`) give exactly the summary of
+"""Initializers read from their bytes (`irmodel._wireview.tensorscan`) give exactly the summary of
 the message path and the reference's facts: on generated models (external data, packed
 and unpacked dims, non-canonical varints, unknown fields, field orders), on mutated
 bytes, and bad bytes raise the message path's error."""
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from onnx import helper as oh
 
 import irmodel
-from irmodel.summary import Census, summarize
-from irmodel.tensorscan import tensor_header
+from irmodel._report.summary import Census, summarize
+from irmodel._wireview.tensorscan import tensor_header
 from wirefmt import DecodeError
 
 _T = onnx.TensorProto

@@ -1,4 +1,4 @@
-"""The streaming census of `inspect` (plain nodes read from their bytes, `irmodel.nodescan`)
+"""The streaming census of `inspect` (plain nodes read from their bytes, `irmodel._wireview.nodescan`)
 gives exactly the summary of the full walk, on the reference corpus and on every kind of
 node the fast path must hand back (subgraphs, external tensors, odd or broken bytes)."""
 
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from onnx import helper as oh
 
 import irmodel
-from irmodel.nodescan import node_op
-from irmodel.summary import Census, summarize
+from irmodel._wireview.nodescan import node_op
+from irmodel._report.summary import Census, summarize
 from wirefmt import DecodeError
 
 

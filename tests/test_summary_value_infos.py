@@ -1,4 +1,4 @@
-"""Graph inputs, outputs and opsets read from their bytes (`irmodel.infoscan`) give exactly
+"""Graph inputs, outputs and opsets read from their bytes (`irmodel._wireview.infoscan`) give exactly
 what the message path reports and what the reference reads: on generated values (every
 kind of dim, unknown fields, repeated occurrences, other types), on mutated bytes, and
 bad bytes raise the message path's error."""
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from onnx import helper as oh
 
 import irmodel
-from irmodel.infoscan import opset_entry, value_info_tensor
-from irmodel.summary import dtype_name, summarize, type_info
+from irmodel._wireview.infoscan import opset_entry, value_info_tensor
+from irmodel._report.summary import dtype_name, summarize, type_info
 
 from test_summary_initializers import _varint
 

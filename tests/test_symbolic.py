@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import irmodel
 from irmodel import helper as h
 from irmodel.inference import dims as D
-from irmodel.inference import symexpr as X
+from irmodel.inference.symbolic import expr as X
 from irmodel.inference.types import TensorType, type_from_proto
 
 from symbolic_models import HEAD, HEADS, HIDDEN, decoder_model

@@ -13,7 +13,7 @@ import pytest
 import irmodel
 from irmodel import helper as h
 from irmodel.inference import dims as D
-from irmodel.inference import symbolic as S
+from irmodel.inference.symbolic import rules as S
 from irmodel.inference.types import TensorType, type_from_proto
 
 FLOAT = 1

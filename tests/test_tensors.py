@@ -16,8 +16,9 @@ from onnx import helper, numpy_helper
 from onnx.external_data_helper import _get_all_tensors as ref_all_tensors
 
 import irmodel
-from irmodel import dtypes, tensors
-from irmodel.external_data import _get_all_tensors as our_all_tensors
+from irmodel._dtypes import rows as dtypes
+from irmodel import tensors
+from irmodel._files.external_data import _get_all_tensors as our_all_tensors
 
 ALL_CODES = sorted(dtypes.ELEM_TYPES)
 NUMERIC_CODES = [c for c in ALL_CODES if c != onnx.TensorProto.STRING]

@@ -1,4 +1,4 @@
-"""irmodel.walk: every graph, node, attribute, tensor, sparse tensor and function, with paths.
+"""irmodel._walk: every graph, node, attribute, tensor, sparse tensor and function, with paths.
 
 Checked against an independent recursive traversal of the reference's protobuf objects,
 on the whole node corpus and on a hand-built model that has every kind of container.
@@ -12,7 +12,7 @@ import onnx
 from onnx import helper as oh
 
 import irmodel
-from irmodel import walk as w
+from irmodel import _walk as w
 
 _KIND = {w.GRAPH: "graph", w.FUNCTION: "function", w.NODE: "node", w.ATTRIBUTE: "attribute",
          w.TENSOR: "tensor", w.SPARSE_TENSOR: "sparse_tensor"}

@@ -56,7 +56,7 @@ def long_length(m, src, p: int, start: int, end: int, overrun: Callable) -> tupl
 # Compiling a scan function costs about a millisecond, in every process that reads that
 # type.  A class built with a ``code_cache`` (`build_classes`) keeps the compiled code in
 # it instead: any object with ``load(key) -> bytes | None`` and ``save(key, data)``
-# (irmodel's is a directory of files, `irmodel.codecache`; wirefmt itself opens no
+# (irmodel's is a directory of files, `irmodel._files.codecache`; wirefmt itself opens no
 # files).  Stored with the code is its *stamp*: everything the generated source depends
 # on, written out in full (`_stamp`): the generator's own files (this module, `scansource`
 # and `schema`, whose constants it uses: their size and modification time, the rule

@@ -6,7 +6,7 @@ field, so that ``float_data`` & co. are counted from their byte length instead o
 decoded into Python lists), the instance ``__dict__`` and ``_lazy`` spans (which fields a
 message holds, without asking for each field of its schema), the class's ``_fields`` and
 ``_classes`` tables.  The directory external data is relative to comes from the model's
-`irmodel.origin.Origin`.
+`irmodel._files.origin.Origin`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from wirefmt.schema import MESSAGE
 
 from wirefmt.containers import MessageList, RepeatedMessages
 
-from ..origin import origin_of
+from .._files.origin import origin_of
 
 # Fixed-width packed fields: bytes per value.
 _FIXED_WIDTH = {"float_data": 4, "double_data": 8}

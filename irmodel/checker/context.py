@@ -7,7 +7,7 @@ onnx's ``check_node(node, ctx, lexical_scope_ctx)`` carries over.
 
 from __future__ import annotations
 
-from .. import IR_VERSION
+from ..proto import IR_VERSION
 
 #: At most this many model-local functions (the reference's limit against hostile models).
 MAX_FUNCTIONS = 10_000

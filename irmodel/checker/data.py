@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from wirefmt import MAX_DEPTH, DecodeError
 
-from .. import IR_VERSION
+from ..proto import IR_VERSION
 from .context import CheckerContext
 from .problems import Reporter, short
 from .tensor import check_sparse_tensor as _sparse_rules

@@ -46,7 +46,7 @@ def node_pattern():
     possessive, and the first match is the only one.
     """
     if not _PATTERNS:
-        from ..codecache import DOTALL, compiled_pattern  # noqa: PLC0415 - only the checker's fast path needs it
+        from .._files.codecache import DOTALL, compiled_pattern  # noqa: PLC0415 - the checker's fast path only
 
         field = b"(?:" + b"|".join(b"\\x%02x" % n + (b".{%d}" % n if n else b"")
                                    for n in range(_LONGEST + 1)) + b")"

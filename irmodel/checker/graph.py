@@ -557,7 +557,7 @@ def _domains(imports: dict) -> str:
 
 
 def _attribute_type_name(code: int) -> str:
-    from .. import AttributeProto  # noqa: PLC0415
+    from ..messages import AttributeProto  # noqa: PLC0415
 
     try:
         return AttributeProto.AttributeType.Name(code)

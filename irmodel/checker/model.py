@@ -12,7 +12,7 @@ import os
 
 from wirefmt import DecodeError
 
-from .. import IR_VERSION
+from ..proto import IR_VERSION
 from .access import decode_rest, loaded_from_dir
 from .context import CheckerContext, LexicalScopeContext, default_context
 from .function import INT32_MAX, Functions, opset_map

@@ -8,7 +8,7 @@ rules are about their values (sorted, in range).
 
 from __future__ import annotations
 
-from ..dtypes import ELEM_TYPES
+from .._dtypes.rows import ELEM_TYPES
 
 import struct
 

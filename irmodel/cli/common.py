@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from typing import Any, Callable, Iterable, NoReturn
 
 from ..errors import ValidationError
-from ..progress import Progress
+from .progress import Progress
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 #: protobuf's hard limit: its parsers (and so onnx and onnxruntime) refuse a message of

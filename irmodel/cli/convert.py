@@ -8,7 +8,7 @@ import stat
 import sys
 
 from ..errors import ExternalDataError
-from ..progress import human_bytes
+from .progress import human_bytes
 from .common import (EXIT_OK, PROTOBUF_LIMIT, OutputError, UsageError, load_model, model_dir,
                      progress_line, whole_number)
 
@@ -45,7 +45,7 @@ _EXTERNAL_ONLY = ("location", "size_threshold", "one_file", "file_per_tensor", "
 
 
 def _location(value: str) -> str:
-    from ..external_data import location_problem  # noqa: PLC0415
+    from .._files.external_data import location_problem  # noqa: PLC0415
 
     problem = location_problem(value)
     if problem is not None:
@@ -116,7 +116,7 @@ def _check_output(path: str) -> None:
 
 def _write_model(model, out: str, progress, done: int = 0) -> None:
     """Write ``model`` to ``out`` atomically, reporting bytes (from ``done``) to ``progress``."""
-    from ..atomic import atomic_write  # noqa: PLC0415
+    from .._files.atomic import atomic_write  # noqa: PLC0415
     from ..io import write_model  # noqa: PLC0415
 
     atomic_write(out, lambda fh: write_model(model, fh, durable=True, progress=lambda n: progress(done + n)))
@@ -128,7 +128,7 @@ def _input_data_bytes(model, in_dir: str) -> int:
     Run before anything is written, so that an `ExternalDataError` here is IN's fault
     (status 1) and leaves no output behind.
     """
-    from ..external_data import external_tensors, read_external_data  # noqa: PLC0415
+    from .._files.external_data import external_tensors, read_external_data  # noqa: PLC0415
 
     return sum(read_external_data(t, in_dir).nbytes for t in external_tensors(model))
 
@@ -141,7 +141,7 @@ def _plus(progress, later: int):
 
 
 def _convert_copy(model, args, size: int, progress) -> None:
-    from ..external_write import copy_external_data  # noqa: PLC0415
+    from .._files.external_write import copy_external_data  # noqa: PLC0415
 
     # The data files first, the model last: a model never points at files not yet there.
     copied = copy_external_data(model, model_dir(args.path), model_dir(args.out),
@@ -151,15 +151,15 @@ def _convert_copy(model, args, size: int, progress) -> None:
 
 
 def _convert_single_file(model, args, size: int, progress) -> None:
-    from ..external_data import load_external_data_for_model  # noqa: PLC0415
+    from .._files.external_data import load_external_data_for_model  # noqa: PLC0415
 
     load_external_data_for_model(model, model_dir(args.path))  # views of the mapped files
     _write_model(model, args.out, progress)
 
 
 def _convert_external(model, args, size: int, progress) -> None:
-    from ..external_data import load_external_data_for_model  # noqa: PLC0415
-    from ..external_write import save_with_external_data  # noqa: PLC0415
+    from .._files.external_data import load_external_data_for_model  # noqa: PLC0415
+    from .._files.external_write import save_with_external_data  # noqa: PLC0415
 
     load_external_data_for_model(model, model_dir(args.path))
     threshold = 1024 if args.size_threshold is None else args.size_threshold

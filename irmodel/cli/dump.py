@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(to_dict(msg), sys.stdout, indent=2, ensure_ascii=True)
         sys.stdout.write("\n")
         return EXIT_OK
-    from ..dump import dump_lines  # noqa: PLC0415
+    from .._report.dump import dump_lines  # noqa: PLC0415
     with progress_line("dump: lines", streaming=True) as progress:
         write_lines(dump_lines(msg), progress)
     return EXIT_OK

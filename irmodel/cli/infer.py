@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def value_types(model: Any) -> list[dict]:
     """``[{"name", "role", ...type_info}]`` for the main graph's inputs, inferred values, outputs."""
-    from ..summary import type_info  # noqa: PLC0415
+    from .._report.summary import type_info  # noqa: PLC0415
 
     g = model.graph
     out = []
@@ -74,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
         json.dump(json_ready(values), sys.stdout, indent=2, ensure_ascii=True)
         sys.stdout.write("\n")
         return EXIT_OK
-    from ..dump import name_text  # noqa: PLC0415
-    from ..summary import type_text  # noqa: PLC0415
+    from .._report.dump import name_text  # noqa: PLC0415
+    from .._report.summary import type_text  # noqa: PLC0415
 
     names = [name_text(v["name"]) for v in values]
     width = max((len(n) for n in names), default=0)
@@ -91,7 +91,7 @@ def _explain(model: Any, args: argparse.Namespace) -> int:
         json.dump(json_ready(result.as_dict()), sys.stdout, indent=2, ensure_ascii=True)
         sys.stdout.write("\n")
         return EXIT_OK
-    from ..dump import name_text  # noqa: PLC0415
+    from .._report.dump import name_text  # noqa: PLC0415
 
     lines = []
     for loss in result.losses:

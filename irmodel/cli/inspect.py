@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from wirefmt.safetext import as_text, json_ready
 
-from ..progress import human_bytes
+from .progress import human_bytes
 from .common import EXIT_OK, load_model, model_dir, progress_line, write_lines
 
 
@@ -22,9 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _inspect_lines(s: dict, path: str, size: int) -> list:
-    from ..dump import name_text, quote  # noqa: PLC0415
+    from .._report.dump import name_text, quote  # noqa: PLC0415
     from ..limits import is_too_large, size_text  # noqa: PLC0415
-    from ..summary import type_text  # noqa: PLC0415
+    from .._report.summary import type_text  # noqa: PLC0415
 
     def opt(v) -> str:
         if v is None or (not isinstance(v, int) and not len(v)):
@@ -90,7 +90,7 @@ def _inspect_lines(s: dict, path: str, size: int) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..summary import summarize  # noqa: PLC0415
+    from .._report.summary import summarize  # noqa: PLC0415
 
     model, size = load_model(args.path)
     with progress_line("inspect: nodes") as progress:

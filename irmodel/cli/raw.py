@@ -7,7 +7,7 @@ import sys
 
 from wirefmt.limits import MAX_DEPTH
 
-from ..progress import human_bytes
+from .progress import human_bytes
 from .common import EXIT_OK, check_file, progress_line, whole_number
 
 

@@ -48,7 +48,7 @@ _INFINITE = 2**31 - 1
 def _parse(data: bytes, type_name: str):
     # Imported here, not at the top: irmodel.defs is a subpackage of irmodel, and a
     # top-level import would tie the two import orders together.
-    from irmodel import loads  # noqa: PLC0415
+    from ..io import loads  # noqa: PLC0415
     return loads(data, type_name)
 
 

@@ -9,7 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any
 
-from .engine import GraphRecord, Options, Run, Scope, Slot, function_id
+from .engine import GraphRecord, Options, Run, Scope, function_id
+from .slot import Slot
 from .dims import int32
 from .errors import FatalError, HardError, InferenceError, NodeInferenceError
 from .symbols import SymbolTable
@@ -32,7 +33,7 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
     ``symbolic`` (beyond the reference): dims become integer expressions over the
     model's dim names (``past + seq``, ``(H + 1)//2``), written to ``dim_param`` in
     Python syntax, and the values of small integer tensors are propagated through the
-    shape arithmetic exporters emit (see `irmodel.inference.symbolic`).  Implies
+    shape arithmetic exporters emit (see `irmodel.inference.symbolic.rules`).  Implies
     ``data_prop``.  Names are never unified unless an operator's semantics prove it.
     """
     m = _fresh_copy(model)
@@ -58,7 +59,7 @@ def inference_mode(symbolic: bool):
     hooks: Any = False
     token = None
     if symbolic:
-        from . import symbolic as hooks  # noqa: PLC0415
+        from .symbolic import rules as hooks  # noqa: PLC0415
         from .dims import SymbolicState, use_symbolic  # noqa: PLC0415
         token = use_symbolic(SymbolicState())
     try:
@@ -75,7 +76,7 @@ def inference_mode(symbolic: bool):
 
 def _resolve_added(records) -> None:
     """Symbolic mode: equalities proven late apply to the values inferred before them."""
-    from .symbolic import resolve_type  # noqa: PLC0415
+    from .symbolic.rules import resolve_type  # noqa: PLC0415
     for rec in records:
         for _name, slot in rec.added:
             slot.type = resolve_type(slot.type)
@@ -168,7 +169,7 @@ def _fresh_copy(model):
     serialized first (its unchanged parts are copied as they are).
     """
     from .. import ModelProto, loads  # noqa: PLC0415
-    from ..origin import origin_of, set_origin  # noqa: PLC0415
+    from .._files.origin import origin_of, set_origin  # noqa: PLC0415
     if isinstance(model, (bytes, bytearray, memoryview)):
         return loads(model, "ModelProto")
     if type(model) is not ModelProto:
@@ -253,7 +254,7 @@ def infer_node_outputs(schema, node, input_types: dict, input_data: dict | None 
     (entries not among the node's inputs are the outer scope of its sub-graphs).
     Returns ``{output name: TypeProto}`` for every output (empty when nothing is known).
     """
-    from . import registry  # noqa: PLC0415
+    from . import lookup  # noqa: PLC0415
     from .context import NodeView  # noqa: PLC0415
     from .tensordata import ConstTensor, is_small  # noqa: PLC0415
     from .typecheck import check_input_output_types, verify_node  # noqa: PLC0415
@@ -277,7 +278,7 @@ def infer_node_outputs(schema, node, input_types: dict, input_data: dict | None 
         view = NodeView(node, 0)
         ctx = scope.make_context(view)
         ctx.symbolic_ = [None] * len(view.inputs)  # no data propagation here
-        fn = registry.inference_function(schema.domain, schema.name, schema.since_version)
+        fn = lookup.inference_function(schema.domain, schema.name, schema.since_version)
         if fn is not None:
             fn(ctx)
         check_input_output_types(schema, ctx)

@@ -8,14 +8,14 @@ schema at all (unsupported by the reference too).
 
 from __future__ import annotations
 
-from . import registry, schemas
+from . import lookup, schemas
 
 
 def schema_covered(schema) -> bool:
     """True when we implement the reference's inference function of ``schema`` (or it has none)."""
     if not schema.has_type_and_shape_inference_function:
         return True
-    return registry.inference_function(schema.domain, schema.name, schema.since_version) is not None
+    return lookup.inference_function(schema.domain, schema.name, schema.since_version) is not None
 
 
 def missing_ops(model) -> set:

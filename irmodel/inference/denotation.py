@@ -11,7 +11,7 @@ each inferred type *into* the declared ``TypeProto`` (``mergeShapesAndTypes``), 
   build).
 
 The engine records, for every declared type, the inferred types merged into it
-(`engine.Slot.merged`); `declared_type_bytes` replays those merges over the declared
+(`slot.Slot.merged`); `declared_type_bytes` replays those merges over the declared
 message and writes the result with the denotations that survive.
 
 Not modelled: the reference's operator rules that copy a whole input dim (``*out_dim

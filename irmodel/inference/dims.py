@@ -8,7 +8,7 @@ themselves.
 
 **Symbolic mode** (``infer_shapes(..., symbolic=True)``, issue 13): while a
 `SymbolicState` is active (`use_symbolic`), the "unknown" branches compute integer
-expressions instead (`irmodel.inference.symexpr`).  An expression dim is still a
+expressions instead (`irmodel.inference.symbolic.expr`).  An expression dim is still a
 ``str`` -- its canonical text, e.g. ``"past + seq"`` -- so every operator rule that
 treats a name as "a size known by name" treats an expression the same way, soundly:
 two dims with the same canonical text are the same size.  `expr` reads a dim (an
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-from . import symexpr as X
+from .symbolic import expr as X
 from .errors import fail_shape
 from .types import Dim
 

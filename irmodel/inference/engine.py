@@ -31,14 +31,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any
 
-from . import registry, schemas
+from . import lookup, schemas
 from .context import A_FLOAT, A_FLOATS, A_INT, A_INTS, A_SPARSE_TENSOR, A_TENSOR, InferenceContext, NodeView
 from .. import DecodeError
 from .dims import int32
+from .dataprop import PropagationContext
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
 from .initializers import seed_initializers
 from .nodepass import data_positions, data_signature, infer_nodes, nodes_with_graphs, value_signature
+from .slot import Slot
 from .symbols import SymbolTable, materialize
 from .tensordata import FLOAT, ConstTensor, const_from_ints, is_small
 from .types import UNSET, SparseTensorType, TensorType, type_from_proto
@@ -58,20 +60,6 @@ class Options:
         self.data_prop = data_prop
         # issue 13: the module `symbolic` (its hooks: override, propagate, resolve_types) or False
         self.symbolic = symbolic
-
-
-class Slot:
-    """The current type of one value (the reference's ``TypeProto*`` in its name map).
-
-    ``merged``: for a declared type, the inferred types merged into it, in order (the
-    write-back replays them to keep denotations as the reference does; `denotation`).
-    """
-
-    __slots__ = ("type", "merged")
-
-    def __init__(self, t, merged=None):
-        self.type = t
-        self.merged = merged
 
 
 class GraphRecord:
@@ -120,9 +108,9 @@ class Run:
             fn = prop = None
             if schema is not None:
                 if schema.has_type_and_shape_inference_function:
-                    fn = registry.inference_function(domain, op_type, schema.since_version)
+                    fn = lookup.inference_function(domain, op_type, schema.since_version)
                 if schema.has_data_propagation_function:
-                    prop = registry.propagation_function(domain, op_type, schema.since_version)
+                    prop = lookup.propagation_function(domain, op_type, schema.since_version)
             rules = self.ops[key] = (schema, fn, prop)
         return rules
 
@@ -376,7 +364,7 @@ class Scope:
             if prop is not None and run.options.data_prop:
                 shape_data = self.shape_data
                 before = len(shape_data)
-                prop(_propagation_context()(node, self))
+                prop(PropagationContext(node, self))
                 additions = data_positions(node.inputs, node.outputs, shape_data, before)
                 if additions is not None:
                     keep.append(None)
@@ -389,13 +377,13 @@ class Scope:
             run.options.symbolic.propagate(node, self)
         elif prop is not None and run.options.data_prop:
             if keep is None:
-                prop(_propagation_context()(node, self))
+                prop(PropagationContext(node, self))
             else:
                 # Propagation with no value to read: does it change anything for this kind?
                 # (the data signature when it does not, None when it does or may)
                 sig = data_signature(self, node.inputs)
                 before = len(self.shape_data)
-                prop(_propagation_context()(node, self))
+                prop(PropagationContext(node, self))
                 keep.append(sig if len(self.shape_data) == before else None)
         elif keep is not None:
             keep.append(())
@@ -549,18 +537,6 @@ class Scope:
             if slot is not None:
                 ctx.output(i)  # an output the caller does not have is a hard error
                 ctx.set_output(i, slot.type)
-
-
-def _propagation_context():
-    """`dataprop.PropagationContext` (imported on first use, then kept)."""
-    global _PropagationContext
-    if _PropagationContext is None:
-        from .dataprop import PropagationContext  # noqa: PLC0415
-        _PropagationContext = PropagationContext
-    return _PropagationContext
-
-
-_PropagationContext = None
 
 
 def _add_node_graph_symbols(nodes, symbols: SymbolTable, graph=None, held: list | None = None) -> None:

@@ -53,6 +53,8 @@ from wirefmt.reader import read_field
 from wirefmt.schema import LEN, SGROUP
 
 from .context import NodeView
+from .dataprop import PropagationContext
+from .slot import Slot
 from .tensordata import INT32, INT64
 from .types import UNSET, TensorType
 
@@ -333,7 +335,6 @@ def _cached_pass(scope, nodes, src, spans, full) -> None:
     from ..checker.fastnodes import masked_kind, names_of, node_pattern  # noqa: PLC0415 - the compiled pattern, shared
     run = scope.run
     opts = run.options
-    from .engine import Slot  # noqa: PLC0415 - engine imports this module
 
     new_slot = object.__new__
 
@@ -491,7 +492,7 @@ def _cached_pass(scope, nodes, src, spans, full) -> None:
                     # (Something to read, or not as on the node that computed the outcome.)
                     if partial is not None or node_attrs is None:
                         node_attrs = PartialAttrs(node_attrs or {}, frozenset(partial or ()), _Loader(nodes, k))
-                    prop(_propagation_context()(SpanNode(kind[0], kind[1], in_names, out_names, node_attrs), scope))
+                    prop(PropagationContext(SpanNode(kind[0], kind[1], in_names, out_names, node_attrs), scope))
         except Exception as exc:  # noqa: BLE001 - sorted out as the full path sorts them
             scope.node_failed(NodeView(nodes[k], k), None, exc)
 
@@ -766,8 +767,3 @@ def _kind(scope, op: bytes, dom: bytes):
     if schema is None or fn is None or not schema.has_type_and_shape_inference_function:
         return None
     return op_type, domain, version, prop
-
-
-def _propagation_context():
-    from .engine import _propagation_context as get  # noqa: PLC0415
-    return get()

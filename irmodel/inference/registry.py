@@ -6,8 +6,9 @@ same operator.  Registering ``None`` says "no inference function from this versi
 (the reference has versions without one, e.g. Add-1).  Data-propagation functions have
 a table of their own with the same rule.
 
-The operator modules (`irmodel.inference.ops`) register themselves when imported;
-`load_all` imports them all once, on the first inference.
+The operator modules (`irmodel.inference.ops`) register themselves here when imported;
+the lookups live one level up, in `irmodel.inference.lookup`, which imports them all, so
+that this table never imports its own users.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Callable
 
-_INFER: dict = {}  # (domain, op_type) -> ([since, ...], [fn, ...]) sorted by since
-_PROPAGATE: dict = {}
-_loaded = False
+INFER: dict = {}  # (domain, op_type) -> ([since, ...], [fn, ...]) sorted by since
+PROPAGATE: dict = {}
 
 
 def _add(table: dict, domain: str, op_type: str, since: int, fn) -> None:
@@ -31,7 +31,7 @@ def _add(table: dict, domain: str, op_type: str, since: int, fn) -> None:
     fns.insert(i, fn)
 
 
-def _find(table: dict, domain: str, op_type: str, since: int):
+def find(table: dict, domain: str, op_type: str, since: int):
     entry = table.get((domain, op_type))
     if entry is None:
         return None
@@ -47,7 +47,7 @@ def infers(op_types, *since_versions: int, domain: str = "") -> Callable:
     def deco(fn):
         for name in names:
             for v in since_versions:
-                _add(_INFER, domain, name, v, fn)
+                _add(INFER, domain, name, v, fn)
         return fn
     return deco
 
@@ -55,7 +55,7 @@ def infers(op_types, *since_versions: int, domain: str = "") -> Callable:
 def no_inference(op_type: str, *since_versions: int, domain: str = "") -> None:
     """Record versions of ``op_type`` that have no inference function in the reference."""
     for v in since_versions:
-        _add(_INFER, domain, op_type, v, None)
+        _add(INFER, domain, op_type, v, None)
 
 
 def propagates(op_types, *since_versions: int, domain: str = "") -> Callable:
@@ -65,42 +65,11 @@ def propagates(op_types, *since_versions: int, domain: str = "") -> Callable:
     def deco(fn):
         for name in names:
             for v in since_versions:
-                _add(_PROPAGATE, domain, name, v, fn)
+                _add(PROPAGATE, domain, name, v, fn)
         return fn
     return deco
 
 
 def no_propagation(op_type: str, *since_versions: int, domain: str = "") -> None:
     for v in since_versions:
-        _add(_PROPAGATE, domain, op_type, v, None)
-
-
-def inference_function(domain: str, op_type: str, since_version: int):
-    """The function for the schema ``op_type``-``since_version`` of ``domain``, or None."""
-    load_all()
-    return _find(_INFER, domain, op_type, since_version)
-
-
-def propagation_function(domain: str, op_type: str, since_version: int):
-    load_all()
-    return _find(_PROPAGATE, domain, op_type, since_version)
-
-
-def registered_versions(domain: str, op_type: str) -> list:
-    """The since_versions registered for an operator (with or without a function)."""
-    load_all()
-    entry = _INFER.get((domain, op_type))
-    return list(entry[0]) if entry else []
-
-
-def registered_ops() -> list:
-    """``[(domain, op_type)]`` of every registered operator."""
-    load_all()
-    return sorted(_INFER)
-
-
-def load_all() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from . import ops  # noqa: F401,PLC0415 (importing registers every family)
+        _add(PROPAGATE, domain, op_type, v, None)

@@ -10,7 +10,7 @@ stand-in built from our own registry answers the first two, so inference still r
 
 from __future__ import annotations
 
-from . import registry
+from . import lookup
 
 _cache: dict = {}
 _defs = None
@@ -80,13 +80,13 @@ class _RegistrySchema:
 
 
 def _registry_schema(op_type, version, domain):
-    versions = [v for v in registry.registered_versions(domain, op_type) if v <= version]
+    versions = [v for v in lookup.registered_versions(domain, op_type) if v <= version]
     if not versions:
         return None
     since = versions[-1]
     return _RegistrySchema(op_type, domain, since,
-                           registry.inference_function(domain, op_type, since) is not None,
-                           registry.propagation_function(domain, op_type, since) is not None)
+                           lookup.inference_function(domain, op_type, since) is not None,
+                           lookup.propagation_function(domain, op_type, since) is not None)
 
 
 def latest_function_body(schema):

@@ -410,25 +410,3 @@ def value_info_fields(entries, spans: list | None = None, slots: bool = False) -
         flat[0::2] = [end - hit[4] for end, hit in zip(ends, sized)]
         spans.extend(flat)
     return b"".join(parts)
-
-
-def format_type(t) -> str:
-    """A one-line text form for messages and the command line: ``tensor(float)[N,3]``."""
-    if t is None or t is UNSET:
-        return "?"
-    kind = type(t)
-    if kind is TensorType or kind is SparseTensorType:
-        from .typestr import elem_name  # noqa: PLC0415
-        head = "tensor" if kind is TensorType else "sparse_tensor"
-        text = f"{head}({elem_name(t.elem) if t.elem else '?'})"
-        if t.shape is not None:
-            text += "[" + ",".join("?" if d is None else str(d) for d in t.shape) + "]"
-        return text
-    if kind is SequenceType:
-        return f"seq({format_type(t.elem)})"
-    if kind is OptionalType:
-        return f"optional({format_type(t.elem)})"
-    if kind is MapType:
-        from .typestr import elem_name  # noqa: PLC0415
-        return f"map({elem_name(t.key) if t.key else '?'},{format_type(t.value)})"
-    return f"opaque({t.domain or ''},{t.name or ''})"

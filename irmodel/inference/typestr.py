@@ -7,17 +7,14 @@ reference does.
 
 from __future__ import annotations
 
+from .._dtypes.table import ROWS
 from .errors import FatalError
 from .types import (UNSET, MapType, OpaqueType, OptionalType, SequenceType, SparseTensorType,
                     TensorType)
 
-ELEM_NAMES = {
-    1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
-    9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 14: "complex64",
-    15: "complex128", 16: "bfloat16", 17: "float8e4m3fn", 18: "float8e4m3fnuz", 19: "float8e5m2",
-    20: "float8e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4e2m1", 24: "float8e8m0", 25: "uint2",
-    26: "int2", 27: "float6e2m3", 28: "float6e3m2",
-}
+#: The schema type-string name of each element type: the table's enum names in lower case
+#: (``FLOAT8E4M3FN`` -> ``float8e4m3fn``), as the reference's ``data_type_utils`` writes them.
+ELEM_NAMES = {row[0]: row[1].lower() for row in ROWS}
 ELEM_CODES = {v: k for k, v in ELEM_NAMES.items()}
 
 

@@ -7,7 +7,7 @@ the node's wire form instead, and answers only for a *plain* node: one whose att
 hold no graph, no sparse tensor and no tensor that says where its data lives
 (``data_location``, which may make it external).  For any other node, and for any bytes
 that are not well formed, it answers None and the caller makes the NodeProto and walks
-it as before (`irmodel.summary`), which raises the error the bytes deserve.
+it as before (`irmodel._report.summary`), which raises the error the bytes deserve.
 
 So that the two paths agree exactly, this reads the same levels the full path scans
 (the node, each of its attributes, each tensor in them) and refuses (None) whatever
@@ -18,7 +18,7 @@ last ``op_type`` wins, a field with an unexpected wire type is an unknown field,
 invalid UTF-8 (kept as bytes by the full path) sends the node to the full path.
 
 `count_ops` reads a graph's nodes in runs: one regular expression search over a run's
-bytes (compiled once and kept in the code cache, `irmodel.codecache.compiled_pattern`)
+bytes (compiled once and kept in the code cache, `irmodel._files.codecache.compiled_pattern`)
 cuts each node, if all its fields are length-delimited of one-byte tags and lengths,
 into its leading names (input, output, name) and its *kind*, every field after them
 (op type, attributes, doc string, domain, as exporters write them); the nodes are
@@ -41,7 +41,7 @@ from wirefmt.errors import DecodeError
 from wirefmt.reader import read_field
 from wirefmt.varint import read_short_varint, read_varint
 
-from .messages import CLASSES
+from ..messages import CLASSES
 
 _LEN, _VARINT = 2, 0
 _FIELD, _KIND = itemgetter(0), itemgetter(1)
@@ -276,11 +276,11 @@ def run_pattern():
     order, names' lengths nearest 40 first, `_NAME_LENGTHS`), so nothing backtracks,
     and each repetition is possessive.  Compiling it costs a process about 40 ms (most of it importing `re`),
     more than it saves on most graphs, so it is compiled only where its compiled form
-    can be kept for the next process (`irmodel.codecache`); without that, `count_ops`
+    can be kept for the next process (`irmodel._files.codecache`); without that, `count_ops`
     reads every node with `node_op`.
     """
     if not _PATTERNS:
-        from . import codecache  # noqa: PLC0415 - imported by messages already
+        from .._files import codecache  # noqa: PLC0415 - imported by messages already
 
         names = b"[" + b"".join(b"\\x%02x" % t for t in _NAMES) + b"]"
         kind_tag = b"[" + b"".join(b"\\x%02x" % t for t in _KIND_TAGS) + b"]"

@@ -7,7 +7,7 @@ returns True, or returns False where the reference's builder refuses.
 
 from __future__ import annotations
 
-from .bodies_base import FLOAT, INT64, BodyBuilder, NodeAttributes, float32, input_type
+from .base import FLOAT, INT64, BodyBuilder, NodeAttributes, float32, input_type
 
 
 def _causal_conv_with_state(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:

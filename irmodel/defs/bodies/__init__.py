@@ -26,9 +26,10 @@ reference builders are in onnx/defs/*.cc).
 
 from __future__ import annotations
 
-from . import (bodies_attention, bodies_elementwise, bodies_flex_attention, bodies_loss, bodies_norm,
-               bodies_recurrent, bodies_sequence, bodies_tensor)
-from .bodies_base import BodyBuilder, NodeAttributes
+from . import (attention as bodies_attention, elementwise as bodies_elementwise, flex_attention as
+               bodies_flex_attention, loss as bodies_loss, norm as bodies_norm, recurrent as
+               bodies_recurrent, sequence as bodies_sequence, tensor as bodies_tensor)
+from .base import BodyBuilder, NodeAttributes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def build_function_body(schema, node, input_types: Sequence, opset_version: int 
     b = BodyBuilder()
     if not builder(b, NodeAttributes(node), list(input_types), version):
         return None
-    from .. import FunctionProto, OperatorSetIdProto  # noqa: PLC0415
+    from ...messages import FunctionProto, OperatorSetIdProto  # noqa: PLC0415
     f = FunctionProto()
     f.name = schema.name
     f.domain = schema.domain
@@ -94,7 +95,7 @@ def build_function_body(schema, node, input_types: Sequence, opset_version: int 
 
 def missing_builders() -> list[tuple[str, str, int]]:
     """(domain, name, since_version) of the schemas with a built body that no builder here writes."""
-    from . import get_all_schemas_with_history  # noqa: PLC0415
+    from .. import get_all_schemas_with_history  # noqa: PLC0415
     return sorted((s.domain, s.name, s.since_version) for s in get_all_schemas_with_history()
                   if s.context_dependent_function_opset_versions and (s.domain, s.name) not in BUILDERS)
 

@@ -3,7 +3,7 @@ beside the model.
 
 This module parses a tensor's ``external_data`` entries, decides whether a location is
 safe, finds, checks and maps the data files, and verifies checksums.  Writing data files
-(converting a model, saving it, copying its files) is `irmodel.external_write`, which
+(converting a model, saving it, copying its files) is `irmodel._files.external_write`, which
 builds on this module and is never imported by it: the rules a read enforces live here
 once, and every location the writer uses is vetted by them.
 
@@ -66,9 +66,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any, Iterable, Iterator
 
-from .errors import ExternalDataError
+from ..errors import ExternalDataError
 from .origin import Origin, file_state, origin_of, set_origin
-from .walk import TENSOR, top_field, walk
+from .._walk import TENSOR, top_field, walk
 
 ALLOWED_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"})
 # Slice size for streaming copies and hashing: bounded memory, few system calls.
@@ -203,7 +203,7 @@ def uses_external_data(tensor: Any) -> bool:
 
 class _Mapped:
     """One validated data file: a read-only view of all of it, and its `file_state` when
-    it was mapped (which a save compares with the file's state then: `irmodel.origin`)."""
+    it was mapped (which a save compares with the file's state then: `irmodel._files.origin`)."""
 
     __slots__ = ("view", "size", "ident", "state")
 

@@ -5,7 +5,7 @@ This module marks tensors as external (`set_external_data`,
 (`save_with_external_data`, `write_external_data_tensors`) and copies a model's data
 files unchanged to another directory (`copy_external_data`), reporting progress as the
 bytes go out.  Parsing entries, the location rules and reading are
-`irmodel.external_data`, which this module imports and which never imports it back:
+`irmodel._files.external_data`, which this module imports and which never imports it back:
 every location we write is vetted by the same rules as one we read.
 
 Writing streams each data file in slices, tensors at offsets aligned to `ALIGNMENT`, to
@@ -30,7 +30,7 @@ the data files before the model.  So:
   then the model is streamed to the file object, which is not atomic.
 
 A target is refused, before anything is written, for the reasons a read refuses a
-location (see `irmodel.external_data`), and also when it would replace the model file
+location (see `irmodel._files.external_data`), and also when it would replace the model file
 itself or a file the caller still reads (``protect``).
 """
 
@@ -48,9 +48,9 @@ else:  # run time: cast is the identity (typing is not imported for it)
         return value
 
 from .origin import Origin, check_unchanged, origin_of, set_origin
-from .external_data import (_CHUNK, _DEFAULT, _EXTERNAL, ExternalDataInfo, _check_bounds,
-                            _contained, _error, _get_all_tensors, _get_initializer_tensors,
-                            _map_file, check_location, external_tensors, location_problem,
+from .external_data import (_CHUNK, _DEFAULT, _EXTERNAL, ExternalDataInfo, _check_bounds, _contained,
+                            _error, _get_all_tensors, _get_initializer_tensors, _map_file,
+                            check_location, external_tensors, location_problem,
                             load_external_data_for_model, uses_external_data)
 
 # Where we start each tensor in a data file: the page size, so every tensor can be
@@ -379,7 +379,7 @@ def save_with_external_data(model: Any, f: str | os.PathLike[str] | BinaryIO, al
     file may replace; a ``(done, total)`` callback for the data bytes).
     """
     from .atomic import AtomicFiles  # noqa: PLC0415
-    from .io import write_model  # noqa: PLC0415
+    from ..io import write_model  # noqa: PLC0415
 
     path = _model_path(f)
     base = os.path.dirname(path)

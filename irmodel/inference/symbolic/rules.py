@@ -18,12 +18,12 @@ stands (a fresh name follows).  Dims are sizes: names are >= 0, and no dim reach
 
 from __future__ import annotations
 
-from . import common as C
-from . import dims as D
-from . import symexpr as X
-from .dims import _STATE
-from .symprop import propagate  # noqa: F401 (the engine's hook, with override and resolve_types)
-from .types import Dim, OptionalType, SequenceType, SparseTensorType, TensorType
+from .. import common as C
+from .. import dims as D
+from . import expr as X
+from ..dims import _STATE
+from .values import condition, propagate  # noqa: F401 (propagate: the engine's hook, with override and resolve_types)
+from ..types import Dim, OptionalType, SequenceType, SparseTensorType, TensorType
 
 BIG = 1 << 62  # an index at least this large is past the end of any dim
 
@@ -424,26 +424,6 @@ def matmul(ctx, base) -> None:
             D.record_equal(dl, dr)
 
 
-def condition(ctx, i: int = 0):
-    """A boolean condition input known before run time (a constant or a propagated value): True, False or None."""
-    if i >= ctx.num_inputs or not ctx.has_input(i):
-        return None
-    data = ctx.input_data(i)
-    if data is not None:
-        t = data.proto
-        if t.data_type != 9 or len(t.dims) > 1 or any(d != 1 for d in t.dims):
-            return None
-        if t.HasField("raw_data"):
-            raw = bytes(t.raw_data)
-            return bool(raw[0]) if len(raw) == 1 else None
-        vals = list(t.int32_data)
-        return bool(vals[0]) if len(vals) == 1 else None
-    v = ctx.symbolic_input(i)
-    if v is None or len(v) != 1 or type(v[0]) is not int:
-        return None
-    return v[0] != 0
-
-
 def with_subgraphs(ctx, base) -> None:
     """An operator with graph attributes: a body that may run zero times proves no equality."""
     st = D.symbolic_state()
@@ -461,8 +441,8 @@ def if_(ctx, base) -> None:
     if cond is None or ctx.opset_version < 13:
         with_subgraphs(ctx, base)
         return
-    from .merge import union  # noqa: PLC0415
-    from .ops.controlflow import _branches  # noqa: PLC0415
+    from ..merge import union  # noqa: PLC0415
+    from ..ops.controlflow import _branches  # noqa: PLC0415
     st = D.symbolic_state()
     assert st is not None
     st.frozen += 1

@@ -10,13 +10,13 @@ pointer (onnx 1.23.2 crashes), is refused the same way as one that is not a sequ
 
 from __future__ import annotations
 
-from .bodies_base import BOOL, INT64, BodyBuilder, NodeAttributes, input_type
+from .base import BOOL, INT64, BodyBuilder, NodeAttributes, input_type
 
 _LOOP_BODY = "SequenceMap_loop_body"
 
 
 def _refuse(message: str):
-    from ..errors import ValidationError  # noqa: PLC0415
+    from ...errors import ValidationError  # noqa: PLC0415
     return ValidationError(message)
 
 
@@ -70,7 +70,7 @@ def _tensor_elem_of(value_info) -> int:
 def _loop_body(b: BodyBuilder, body, inputs: list[str], input_types):
     """The Loop's graph: element ``i`` of each sequence input (a tensor input as it is) bound to the
     body's input names, the body's nodes, each output appended to its carried sequence."""
-    from .. import GraphProto, TensorShapeProto, TypeProto, ValueInfoProto  # noqa: PLC0415
+    from ...messages import GraphProto, TensorShapeProto, TypeProto, ValueInfoProto  # noqa: PLC0415
 
     def value(name: str, tp) -> object:
         vi = ValueInfoProto()

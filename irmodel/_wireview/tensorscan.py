@@ -7,11 +7,11 @@ scan, its dims list) was most of the cost of the initializers in a summary.
 tensor: one that is well formed at its top level, has no ``segment``, keeps its data in
 the file (``data_location`` absent or DEFAULT), has a valid UTF-8 name, and whose fields
 of interest carry the wire types the schema gives them.  For anything else it answers
-None and the caller makes the TensorProto as before (`irmodel.summary`), which reads
+None and the caller makes the TensorProto as before (`irmodel._report.summary`), which reads
 what is unusual its own way and raises the error bad bytes deserve.
 
 The same rules as the message path hold, so the two agree exactly: the top level is
-read field by field with `irmodel.nodescan`'s reader (the checks the full scan makes:
+read field by field with `irmodel._wireview.nodescan`'s reader (the checks the full scan makes:
 tags, lengths, varints, groups, a field running past its message), the last
 ``name``/``data_type`` wins, ``dims`` gathers packed and unpacked occurrences in order
 and decodes them with `wirefmt.reader.unpack_varints` (as the message path does) and
@@ -26,7 +26,7 @@ from wirefmt.reader import unpack_varints
 from wirefmt.schema import INT64, LEN, PACKABLE, WIRE_TYPE
 from wirefmt.varint import to_int64
 
-from .messages import CLASSES
+from ..messages import CLASSES
 from .nodescan import _field
 
 _FIELDS = CLASSES["TensorProto"]._fields

@@ -33,10 +33,10 @@ from wirefmt.schema import BYTES, DOUBLE, ENUM, FLOAT, INT32, INT64, MESSAGE, ST
 from wirefmt.varint import read_varint
 
 from wirefmt.values import shortest_float32
-from .dtypes import (BITS6, BITS8, BITS16, COMPLEX, ELEM_TYPES, FLOATING, I32, INTEGER, NAN_FN, NAN_IEEE,
-                     NAN_UZ, NIB2, NIB4, ElemType, Minifloat)
-from .messages import ENUMS
-from .limits import element_count, size_text
+from .._dtypes.rows import (BITS6, BITS8, BITS16, COMPLEX, ELEM_TYPES, FLOATING, I32, INTEGER, NAN_FN,
+                            NAN_IEEE, NAN_UZ, NIB2, NIB4, ElemType, Minifloat)
+from ..messages import ENUMS
+from ..limits import element_count, size_text
 from .summary import EXTERNAL, dtype_name, external_entries, tensor_nbytes, type_info, type_text
 
 #: Values of a tensor shown (decoded from at most 8 x 16 bytes of its data).

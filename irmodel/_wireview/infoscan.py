@@ -9,12 +9,12 @@ few values take).  `value_info_tensor` and `opset_entry` read the wire form inst
 and answer only for the plain case: a value whose type is a tensor type, each message on
 the way occurring once, every field of interest with the wire type the schema gives
 it, names and dim params valid UTF-8.  For anything else they answer None, and the
-caller makes the messages (`irmodel.summary`), which reads what is unusual its own way
+caller makes the messages (`irmodel._report.summary`), which reads what is unusual its own way
 (merges repeated occurrences, keeps misfitting fields aside) and raises the error bad
 bytes deserve.
 
 The rules of the message path hold, so the two agree exactly: each level is read field
-by field with `irmodel.nodescan`'s reader (the checks the full scan makes: tags,
+by field with `irmodel._wireview.nodescan`'s reader (the checks the full scan makes: tags,
 lengths, varints, groups, a field running past its message); the last scalar wins, and
 of a Dimension's ``dim_value`` and ``dim_param`` (a oneof) the last one read; unknown
 fields are skipped.  ``doc_string``, ``metadata_props`` and ``denotation`` are not read,

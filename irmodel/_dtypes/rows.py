@@ -24,10 +24,9 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from wirefmt.records import named_tuple
 
-# The table's data and the names of its columns' values (`irmodel.dtypetable`), re-exported.
-from .dtypetable import (  # noqa: F401
-    F32, C64, F64, C128, BITS16, BITS8, BITS6, NIB4, NIB2, I32, I64, U64, STR,
-    FLOATING, INTEGER, BOOLEAN, COMPLEX, TEXT, NAN_IEEE, NAN_FN, NAN_UZ, NAN_NONE, ROWS)
+# The table's data and the names of its columns' values (`irmodel._dtypes.table`), re-exported.
+from .table import (F32, C64, F64, C128, BITS16, BITS8, BITS6, NIB4, NIB2, I32, I64, U64, STR, FLOATING,
+                    INTEGER, BOOLEAN, COMPLEX, TEXT, NAN_IEEE, NAN_FN, NAN_UZ, NAN_NONE, ROWS)
 
 _FIELD_OF_KIND = {F32: "float_data", C64: "float_data", F64: "double_data", C128: "double_data",
                   BITS16: "int32_data", BITS8: "int32_data", BITS6: "int32_data",
@@ -122,7 +121,7 @@ def elem_type(code: int, tensor_name: str = "") -> ElemType:
     """
     et = ELEM_TYPES.get(code)
     if et is None:
-        from .errors import ValidationError  # noqa: PLC0415 (cold path)
+        from ..errors import ValidationError  # noqa: PLC0415 (cold path)
 
         what = "UNDEFINED" if code == UNDEFINED else f"unknown ({code})"
         raise ValidationError(f"tensor {tensor_name!r}: the element type is {what}")

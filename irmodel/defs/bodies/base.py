@@ -117,7 +117,7 @@ class BodyBuilder:
     """Nodes of one body in order, written as the reference's ``FunctionBuilder`` writes them."""
 
     def __init__(self) -> None:
-        from .. import AttributeProto, GraphProto, NodeProto, TensorProto  # noqa: PLC0415
+        from ...messages import AttributeProto, GraphProto, NodeProto, TensorProto  # noqa: PLC0415
         self._attribute = AttributeProto
         self._graph = GraphProto
         self._node = NodeProto
@@ -187,7 +187,7 @@ class BodyBuilder:
         an empty shape (the text form's scalar), an untyped one (None) a bare name; outputs
         are bare names.
         """
-        from .. import TensorShapeProto, ValueInfoProto  # noqa: PLC0415
+        from ...messages import TensorShapeProto, ValueInfoProto  # noqa: PLC0415
         g = self._graph()
         g.node.extend(nodes)
         g.name = name

@@ -6,8 +6,8 @@ returns True, or returns False where the reference's builder refuses.
 
 from __future__ import annotations
 
-from .bodies_base import (BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, BodyBuilder, NodeAttributes, float32,
-                          input_type, tensor_elem)
+from .base import (BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, BodyBuilder, NodeAttributes, float32,
+                   input_type, tensor_elem)
 
 
 def _rotary_embedding(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:

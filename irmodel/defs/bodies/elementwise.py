@@ -6,8 +6,8 @@ returns True, or returns False where the reference's builder refuses.
 
 from __future__ import annotations
 
-from .bodies_base import (FLOAT, INT64, INT_KIND, BodyBuilder, NodeAttributes, Ref, elem_or_zero, float32, int32,
-                          tensor_elem)
+from .base import (FLOAT, INT64, INT_KIND, BodyBuilder, NodeAttributes, Ref, elem_or_zero, float32,
+                   int32, tensor_elem)
 
 
 def _cast_like(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:

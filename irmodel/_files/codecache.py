@@ -76,7 +76,7 @@ class FileCodeCache:
             self._resolved = True
             base = self._given if self._given is not None else default_directory()
             if base:
-                from . import __version__  # noqa: PLC0415 (not at import: irmodel is importing us)
+                from .. import __version__  # noqa: PLC0415 (not at import: irmodel is importing us)
 
                 self._dir = os.path.join(base, f"scan-{__version__}-{sys.implementation.cache_tag}")
         return self._dir
@@ -182,7 +182,7 @@ def compiled_pattern(name: str, source: bytes, flags: int = 0, cache: FileCodeCa
     None instead of compiling a pattern the cache does not hold and cannot keep (for a
     pattern worth its cost only when later processes load it).
 
-    A long pattern (a field of each of 128 lengths, as `irmodel.nodescan` reads) takes
+    A long pattern (a field of each of 128 lengths, as `irmodel._wireview.nodescan` reads) takes
     milliseconds to compile, and importing `re` to compile it 5-10 ms more (enum,
     functools): with a valid entry neither happens, the stored code is handed to
     ``_sre.compile`` (built in), which validates it.  The entry holds the source and the

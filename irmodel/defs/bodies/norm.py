@@ -6,7 +6,7 @@ returns True, or returns False where the reference's builder refuses.
 
 from __future__ import annotations
 
-from .bodies_base import FLOAT, INT64, BodyBuilder, NodeAttributes, float32, tensor_elem
+from .base import FLOAT, INT64, BodyBuilder, NodeAttributes, float32, tensor_elem
 
 _STASH_TYPES = (1, 10, 11, 16)  # float, float16, double, bfloat16
 

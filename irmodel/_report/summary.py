@@ -14,14 +14,14 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from wirefmt.message import item_spans, items_in_buffer
 
-from .dtypetable import ELEM_BITS
-from .limits import add_sizes, byte_size, element_count
-from .messages import ENUMS
-from .nodescan import count_ops
-from .origin import origin_of
-from .infoscan import opset_entry, value_info_tensor
-from .tensorscan import tensor_header
-from .walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, top_level, walk, walk_items
+from .._dtypes.table import ELEM_BITS
+from ..limits import add_sizes, byte_size, element_count
+from ..messages import ENUMS
+from .._wireview.nodescan import count_ops
+from .._files.origin import origin_of
+from .._wireview.infoscan import opset_entry, value_info_tensor
+from .._wireview.tensorscan import tensor_header
+from .._walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, top_level, walk, walk_items
 
 _DTYPE_NAMES = ENUMS["TensorProto.DataType"]
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
@@ -131,9 +131,9 @@ def external_entries(t: Any) -> dict:
 
 def external_info(t: Any) -> tuple:
     """``(ExternalDataInfo or None, problem or None)``: the tensor's entries as every
-    reader parses them (`irmodel.external_data.ExternalDataInfo`), without raising."""
-    from .errors import ExternalDataError  # noqa: PLC0415 (only tensors with external data come here)
-    from .external_data import ExternalDataInfo  # noqa: PLC0415 (imports the file layer)
+    reader parses them (`irmodel._files.external_data.ExternalDataInfo`), without raising."""
+    from ..errors import ExternalDataError  # noqa: PLC0415 (only tensors with external data come here)
+    from .._files.external_data import ExternalDataInfo  # noqa: PLC0415 (imports the file layer)
 
     try:
         return ExternalDataInfo(t), None
@@ -152,7 +152,7 @@ def _raw_location(t):
 def _problem_status(location) -> str:
     """The status of a file whose tensors' entries do not parse: the location's fault, or
     the other entries'."""
-    from .external_data import location_problem  # noqa: PLC0415
+    from .._files.external_data import location_problem  # noqa: PLC0415
 
     if not isinstance(location, str) or location_problem(location) is not None:
         return "unsafe location"
@@ -161,10 +161,10 @@ def _problem_status(location) -> str:
 
 def _file_status(base_dir: str | None, location: str) -> tuple[str, int | None]:
     """``(status, size)`` of a data file, measured as a read would reach it, never opened
-    (`irmodel.external_data.probe_data_file`)."""
+    (`irmodel._files.external_data.probe_data_file`)."""
     if base_dir is None:
         return "missing", None
-    from .external_data import probe_data_file  # noqa: PLC0415
+    from .._files.external_data import probe_data_file  # noqa: PLC0415
 
     return probe_data_file(base_dir, location)
 
@@ -172,14 +172,14 @@ def _file_status(base_dir: str | None, location: str) -> tuple[str, int | None]:
 # -- walking the model ----------------------------------------------------------------------
 
 class Census:
-    """What one walk over every graph, node and tensor of the model finds (`irmodel.walk`).
+    """What one walk over every graph, node and tensor of the model finds (`irmodel._walk`).
 
     The graphs are the main graph, those of training_info, and every graph-valued
     attribute at any depth (counted as ``subgraphs``); functions' nodes are visited too.
     Each node is visited once, which on a large model is most of the cost.
 
     ``stream=True`` (the default) reads the main graph's plain nodes from their bytes
-    (`irmodel.nodescan`: op type and domain only, no NodeProto made) and walks only the
+    (`irmodel._wireview.nodescan`: op type and domain only, no NodeProto made) and walks only the
     others; the result is the same as the full walk's (``stream=False``), which the tests
     check on the reference corpus.  A model changed since it was read is walked in full.
     """
@@ -194,7 +194,7 @@ class Census:
         self.external: list = []  # TensorProtos whose data is in external files
         self.streamed = 0  # main-graph nodes read from their bytes (not walked)
         #: The main graph's initializers, ``(name, data_type, nbytes, tensor or None)`` each
-        #: (None: read from the bytes, `irmodel.tensorscan`), when they were streamed.
+        #: (None: read from the bytes, `irmodel._wireview.tensorscan`), when they were streamed.
         self.initializers: list | None = None
         self._progress = progress
         self._total = len(model.graph.node) if model.HasField("graph") else 0
@@ -425,7 +425,7 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
 
 
 def _read_items(msg: Any, field: str, read: Callable) -> list | None:
-    """What ``read(src, start, end, depth)`` (`irmodel.infoscan`) answers for each item of
+    """What ``read(src, start, end, depth)`` (`irmodel._wireview.infoscan`) answers for each item of
     ``msg``'s repeated field ``field``, from their bytes; None if ``msg`` is not exactly its
     bytes or ``read`` declines any item (then every one is made, as before)."""
     found = items_in_buffer(msg, field)

@@ -12,8 +12,7 @@ as attributes; from version 13 the constants are int64 and the axes an input.
 
 from __future__ import annotations
 
-from .bodies_base import (FLOAT, INT32, INT64, INT_KIND, STRING_KIND, BodyBuilder, NodeAttributes,
-                          Ref, elem_or_zero)
+from .base import FLOAT, INT32, INT64, INT_KIND, STRING_KIND, BodyBuilder, NodeAttributes, Ref, elem_or_zero
 
 
 def _nll_loss(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:

@@ -1,8 +1,8 @@
 """The ONNX element-type table as plain data: tuples of strings and ints, no classes.
 
-`irmodel.dtypes` makes its `ElemType` rows from `ROWS` (and says what each column
+`irmodel._dtypes.rows` makes its `ElemType` rows from `ROWS` (and says what each column
 means); this module exists so that a reader that needs one column only (the sizes
-`irmodel.summary` reports: `ELEM_BITS`) pays for nothing else: importing `dtypes`
+`irmodel._report.summary` reports: `ELEM_BITS`) pays for nothing else: importing `dtypes`
 creates its row classes, which cost ``irmodel inspect`` more than the rest of its
 summary of the initializers.  ``tests/test_dtypes.py`` checks the rows against the
 reference through `dtypes`.

@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .bodies_base import BodyBuilder
+    from .base import BodyBuilder
 
 
 class _Renamer:
@@ -88,7 +88,7 @@ def add_inlined_call(b: BodyBuilder, outputs: Sequence[str], graph, inputs: Sequ
         renamer.bind(formal.name, actual)
     for initializer in graph.initializer:
         b.add("Constant", [], [renamer.bind_unique(initializer.name)], value=initializer)
-    from .. import NodeProto  # noqa: PLC0415
+    from ...messages import NodeProto  # noqa: PLC0415
     for node in graph.node:
         copy = NodeProto()
         copy.CopyFrom(node)

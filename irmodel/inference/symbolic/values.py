@@ -20,11 +20,11 @@ A value is bounded by `MAX_CONSTANT_ELEMENTS` elements.
 
 from __future__ import annotations
 
-from . import dims as D
-from .dataprop import PropagationContext, slice_bounds
-from .errors import HardError, NodeInferenceError
-from .tensordata import MAX_CONSTANT_ELEMENTS
-from .types import TensorType
+from .. import dims as D
+from ..dataprop import PropagationContext, slice_bounds
+from ..errors import HardError, NodeInferenceError
+from ..tensordata import MAX_CONSTANT_ELEMENTS
+from ..types import TensorType
 
 _INT_TYPES = (2, 3, 4, 5, 6, 7, 9, 12, 13)  # uint8 int8 uint16 int16 int32 int64 bool uint32 uint64
 BIG = 1 << 62
@@ -343,7 +343,7 @@ def _constant_of_shape(ctx):
         t = a.t
         if t.data_type not in (6, 7):
             return
-        from .tensordata import ConstTensor  # noqa: PLC0415
+        from ..tensordata import ConstTensor  # noqa: PLC0415
         vals = ConstTensor(t).values(t.data_type)
         if len(vals) != 1:
             return
@@ -466,9 +466,28 @@ def _mod(ctx):
 RULES["Mod"] = _mod
 
 
+def condition(ctx, i: int = 0):
+    """A boolean condition input known before run time (a constant or a propagated value): True, False or None."""
+    if i >= ctx.num_inputs or not ctx.has_input(i):
+        return None
+    data = ctx.input_data(i)
+    if data is not None:
+        t = data.proto
+        if t.data_type != 9 or len(t.dims) > 1 or any(d != 1 for d in t.dims):
+            return None
+        if t.HasField("raw_data"):
+            raw = bytes(t.raw_data)
+            return bool(raw[0]) if len(raw) == 1 else None
+        vals = list(t.int32_data)
+        return bool(vals[0]) if len(vals) == 1 else None
+    v = ctx.symbolic_input(i)
+    if v is None or len(v) != 1 or type(v[0]) is not int:
+        return None
+    return v[0] != 0
+
+
 def _if(ctx):
-    from .symbolic import condition  # noqa: PLC0415
-    from .context import InferenceContext  # noqa: PLC0415
+    from ..context import InferenceContext  # noqa: PLC0415
     scope = ctx.scope
     node = ctx.node
     view = scope.make_context(node)

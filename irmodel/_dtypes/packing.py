@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .limits import element_count, is_too_large
+from ..limits import element_count, is_too_large
 
 
 def pack(arr: np.ndarray, bits: int) -> np.ndarray:

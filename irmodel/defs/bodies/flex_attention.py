@@ -7,9 +7,9 @@ returns True, or returns False where the reference's builder refuses.
 
 from __future__ import annotations
 
-from .bodies_base import (BFLOAT16, DOUBLE, FLOAT, FLOAT16, INT64, BodyBuilder, NodeAttributes, float32, int32,
-                          tensor_elem)
-from .bodies_inline import add_inlined_call
+from .base import (BFLOAT16, DOUBLE, FLOAT, FLOAT16, INT64, BodyBuilder, NodeAttributes, float32, int32,
+                   tensor_elem)
+from .inline import add_inlined_call
 
 _SOFTMAX_TYPES = (FLOAT, FLOAT16, BFLOAT16, DOUBLE)
 

@@ -6,8 +6,8 @@ returns True, or returns False where the reference's builder refuses.
 
 from __future__ import annotations
 
-from .bodies_base import (BOOL, DOUBLE, FLOAT, FLOAT16, BFLOAT16, INT64, INTS_KIND, BodyBuilder,
-                          NodeAttributes, Ref, elem_or_zero)
+from .base import (BOOL, DOUBLE, FLOAT, FLOAT16, BFLOAT16, INT64, INTS_KIND, BodyBuilder, NodeAttributes,
+                   Ref, elem_or_zero)
 
 _INT64_MAX = (1 << 63) - 1
 
@@ -121,7 +121,7 @@ def _space_depth(op: str):
             return False
         block_area = blocksize * blocksize
         if block_area > _INT64_MAX:
-            from ..errors import ValidationError  # noqa: PLC0415
+            from ...errors import ValidationError  # noqa: PLC0415
             raise ValidationError(f"[ShapeInferenceError] Integer overflow while multiplying dimension "
                                   f"values {blocksize} and {blocksize}")
         layout = _BLOCK_LAYOUTS.get((op, attrs.s("mode", b"DCR")))
