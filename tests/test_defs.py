@@ -6,6 +6,7 @@ Expected values all come from the installed reference (onnx==1.23.2); nothing is
 from __future__ import annotations
 
 import configparser
+import fnmatch
 import importlib.util
 import json
 import os
@@ -61,8 +62,12 @@ def test_the_table_records_the_reference_release_it_came_from():
 def test_the_data_file_is_declared_as_package_data():
     config = configparser.ConfigParser()
     config.read(os.path.join(ROOT, "setup.cfg"))
-    declared = config["options.package_data"]["irmodel.defs"].split()
-    assert os.path.basename(registry.DATA_FILE) in declared
+    declared = config["options.package_data"]["irmodel.defs"].replace(",", " ").split()
+    folder = os.path.dirname(defs.__file__)
+    tables = [f for f in os.listdir(folder) if f.endswith(".json")]
+    assert os.path.basename(registry.DATA_FILE) in tables and len(tables) >= 2
+    # Every table the package reads ships in the wheel (tests/test_wheel.py checks the wheel).
+    assert all(any(fnmatch.fnmatch(f, pattern) for pattern in declared) for f in tables), (tables, declared)
     assert os.path.dirname(registry.DATA_FILE) == os.path.dirname(defs.__file__)
 
 

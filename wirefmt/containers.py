@@ -283,8 +283,7 @@ class RepeatedMessages(_MessageSequence):
         # them), so creating an item is one direct call with everything bound to locals,
         # and each kind of sequence has its loop.
         # A short sequence makes all its items first and is read through a list iterator:
-        # no generator per sequence, no resume per item (-3.5% instructions of the full
-        # walk, docs/ARCHITECTURE.md).  Items are created in the same order, and a reader
+        # no generator per sequence, no resume per item (benchmarks/RESULTS.md).  Items are created in the same order, and a reader
         # still gets a malformed item's DecodeError only when it reaches that item: the
         # generator below takes over from the first item that cannot be made (the scan of
         # a span is deterministic and stores nothing when it fails: it raises again there).
@@ -451,7 +450,7 @@ class MessageList(_MessageSequence, _WatchedList):  # in this order: the first's
     Why a list: a full walk iterates every node's attributes, and iterating a ``list`` is C
     code, where `RepeatedMessages.__iter__` is a Python call per node; with no spans and
     slot list beside the items, a node also leaves two objects fewer for the collector
-    (benchmarks/RESULTS.md, session 15).  It offers what `RepeatedMessages` offers:
+    (benchmarks/RESULTS.md).  It offers what `RepeatedMessages` offers:
     mutators adopt the new items and mark the owner changed, and `remove` finds an item by
     identity, as `RepeatedMessages.remove` does.  A scan that cannot make an item
     (bad bytes) turns the field into a `RepeatedMessages` of the items made so far and the

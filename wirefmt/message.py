@@ -112,8 +112,8 @@ class Message:
     # -- lazy fields -------------------------------------------------------------------
     # No __getattr__: every field has a class attribute (a default value or a
     # `_LazyField`).  Defining one would route *every* attribute read through CPython's
-    # slow getattr hook and disable its attribute-access specialisation: it cost 20% of a
-    # full walk's instructions (benchmarks/RESULTS.md, decoder tuning).
+    # slow getattr hook and disable its attribute-access specialisation (benchmarks/RESULTS.md,
+    # decoder tuning).
 
     def _raw_chunks(self, name: str):
         """Packed chunks of a repeated numeric field not decoded yet, as memoryviews.
@@ -591,7 +591,7 @@ class _LazyField:
 class _LazyScalars(_LazyField):
     """Class attribute of a repeated scalar field, with the absent case first and inline.
 
-    Reading an absent field is a Python call from C (about 4k instructions), so the types a
+    Reading an absent field is a Python call from C, so the types a
     full walk reads that way in bulk get their empty containers from their scan instead
     (an AttributeProto's ``ints``, ``floats``, ``strings``: `scansource._EAGER_EMPTY`); this
     path is kept to a handful of bytecodes for the rest.  Packed chunks that a scan left

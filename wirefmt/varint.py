@@ -125,7 +125,7 @@ def to_int32(n: int) -> int:
 
 
 # Precomputed encodings of the 128 one-byte varints: most tags, lengths and small ints in
-# ONNX.  Two-byte ones are built directly (a table of all 16,384 cost 3 ms per import).
+# ONNX.  Two-byte ones are built directly (a table of all 16,384 would cost every import).
 _SMALL = [bytes((i,)) for i in range(128)]
 
 

@@ -345,9 +345,8 @@ def summarize(model: Any, base_dir: str | None = None,
 
 #: The cyclic collector's thresholds while a summary is made (as `irmodel.inference`'s
 #: run): a young collection every 700 allocations walked the objects the load had just
-#: made, again and again (3.7 of the 120 million instructions of a GPT-2-shaped
-#: ``inspect``); young collections every
-#: 100,000 allocations keep the garbage of walked nodes bounded, older ones wait.
+#: made, again and again; young collections every 100,000 allocations keep the garbage of
+#: walked nodes bounded, older ones wait.
 _GC_THRESHOLDS = (100_000, 1000, 1000)
 
 

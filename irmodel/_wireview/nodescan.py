@@ -254,8 +254,8 @@ LONG_NODE = 4096
 _PATTERNS: list = []
 #: The order in which the pattern tries a name's length (each length is a branch, tried
 #: one after the other): nearest to 40 bytes first, where the names torch exporters
-#: write cluster (``/transformer/h.0/attn/Constant_output_0``); measured on the GPT-2-shaped
-#: benchmark model, 8% fewer instructions in ``findall`` than lengths from 20 up.
+#: write cluster (``/transformer/h.0/attn/Constant_output_0``), so a typical name matches
+#: after few failed branches (benchmarks/RESULTS.md has the measurement).
 _NAME_LENGTHS = sorted(range(128), key=lambda n: (abs(n - 40), n))
 
 

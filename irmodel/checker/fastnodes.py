@@ -57,8 +57,8 @@ def node_pattern():
                 rb"((?:\x2a" + field + rb")*+)"      # attribute
                 rb"(?:\x32" + field + rb")?+"        # doc_string
                 rb"(\x3a" + field + rb")?+)")        # domain
-        # Compiling it takes about 20 ms, a tenth of a 75,000-node check: its compiled
-        # form is kept in the code cache (`codecache.compiled_pattern`).
+        # Compiling it costs a noticeable share of a large check (benchmarks/RESULTS.md):
+        # its compiled form is kept in the code cache (`codecache.compiled_pattern`).
         _PATTERNS.append(compiled_pattern(PATTERN_NAME, node, DOTALL))
     return _PATTERNS[0]
 

@@ -92,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             # Frozen again after the command: what it left (a model is cyclic garbage,
             # its containers link back to their owners) is then skipped by the
             # collection the interpreter makes at exit, which otherwise walks and frees
-            # all of it only for the process to end (~3 ms of an `inspect` of the
-            # GPT-2-shaped benchmark model).  The mapping is closed by the exit itself.
+            # all of it only for the process to end.  The mapping is closed by the exit
+            # itself.
             gc.freeze()
     return _main(argv)
 

@@ -41,8 +41,8 @@ class Parser(argparse.ArgumentParser):
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse makes a formatter for every argument it is given (to check its
         # metavar), and a formatter without a width imports `shutil` (bz2, lzma,
-        # fnmatch) and asks the terminal its size: every command paid ~1 ms for help
-        # it never printed.  The width is now found once, as the formatter would.
+        # fnmatch) and asks the terminal its size: every command paid for help it never
+        # printed.  The width is now found once, as the formatter would.
         return self.formatter_class(prog=self.prog, width=_help_width())  # type: ignore[call-arg]
 
 

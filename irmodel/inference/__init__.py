@@ -8,14 +8,15 @@ shapes depend on.  Modules, by job:
 * `types` -- types and dims as immutable values; `dims` -- arithmetic on dims;
 * `symbols` -- fresh dim names; `merge` -- combining types;
 * `engine` -- the forward pass, sub-graphs, function bodies; `context` -- one node's view;
-* `registry` -- which function infers which schema; `schemas` -- the operator schemas;
+* `registry` -- which function infers which schema (filled by `ops/`); `lookup` -- asking it;
+  `slot` -- a value's current type; `schemas` -- the operator schemas;
 * `dataprop` -- values of small integer tensors; `tensordata` -- constants' values;
 * `typecheck` -- ``check_type``; `common` -- helpers shared by the operator families;
 * `explain` -- ``explain(model)``: where and why each unknown type or dim was lost;
 * `coverage` -- which schemas and models our functions cover (tests, tools);
-* ``symbolic=True`` (issue 13): `symexpr` -- integer expressions over dim names;
-  `symbolic` -- the symbolic refinements of operator rules; `symprop` -- wider value
-  propagation;
+* ``symbolic=True``: `symbolic.expr` -- integer expressions over dim names;
+  `symbolic.rules` -- the symbolic refinements of operator rules; `symbolic.values` -- wider
+  value propagation;
 * `ops/` -- one module per operator family: elementwise, reduction, shape_ops, indexing,
   pad, generator, linalg, conv, nn, attention, recurrent, controlflow, sequence,
   quantization, signal, image, text, ml, training, contrib_microsoft (onnxruntime's

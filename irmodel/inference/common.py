@@ -367,7 +367,7 @@ def broadcast(shapes) -> tuple:
     """
     rank = max((len(s) for s in shapes), default=0)
     out: list[Dim] = []
-    symbolic_mode = D.symbolic_state() is not None  # issue 13: names that cannot be 1 decide
+    symbolic_mode = D.symbolic_state() is not None  # names that cannot be 1 decide
     for i in range(rank):
         value = 1
         symbolic = None

@@ -6,7 +6,7 @@ operand is known, with the identities it applies (``1 * d``, ``d * 1``, ``d / 1`
 the reference checks it.  Operator functions call these and never compute with dims
 themselves.
 
-**Symbolic mode** (``infer_shapes(..., symbolic=True)``, issue 13): while a
+**Symbolic mode** (``infer_shapes(..., symbolic=True)``): while a
 `SymbolicState` is active (`use_symbolic`), the "unknown" branches compute integer
 expressions instead (`irmodel.inference.symbolic.expr`).  An expression dim is still a
 ``str`` -- its canonical text, e.g. ``"past + seq"`` -- so every operator rule that

@@ -58,7 +58,7 @@ class Options:
         self.check_type = check_type
         self.strict = strict
         self.data_prop = data_prop
-        # issue 13: the module `symbolic` (its hooks: override, propagate, resolve_types) or False
+        # the module `symbolic.rules` (its hooks: override, propagate, resolve_types) or False
         self.symbolic = symbolic
 
 

@@ -12,7 +12,7 @@ messages happens once per value (`type_from_proto`, `type_to_proto`).
 
 Every computation on dims goes through `irmodel.inference.dims`, never through Python
 operators in the operator functions.  That module applies the reference's rules today
-(known x known is known, ``1 * d`` is ``d``, anything else unknown); issue 13 adds a
+(known x known is known, ``1 * d`` is ``d``, anything else unknown); symbolic mode adds a
 fourth kind, an integer expression over names, by changing only that module and
 `dim_param_text`: an expression is neither ``int`` nor ``str``, so every ``isinstance(d,
 int)`` test in the operator code already treats it as "not known", and its canonical

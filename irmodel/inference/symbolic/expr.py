@@ -1,4 +1,4 @@
-"""Integer expressions over dim names, in one canonical form (issue 13).
+"""Integer expressions over dim names, in one canonical form.
 
 An `Expr` is a sum of products with integer coefficients over *atoms*.  An atom is a
 dim name (a Python identifier) or one of the operations that do not distribute:

@@ -1,4 +1,4 @@
-"""Symbolic shape rules (``infer_shapes(..., symbolic=True)``, issue 13).
+"""Symbolic shape rules (``infer_shapes(..., symbolic=True)``).
 
 Each rule here refines the reference's rule of one operator: it runs the reference's
 function first (so every check and error is the reference's), then replaces output
