@@ -6,7 +6,7 @@ rule; the ``harmless_*`` ones must leave a valid model valid.  The verdict each 
 deserves is never written here: the tests ask ``onnx.checker`` for it.
 
 Built with onnx's own protobuf API (the reference's messages), so that a mutant is what
-the reference sees (tests/test_checker_rules.py builds its cases with irmodel's API).
+the reference sees (tests/checker/test_checker_rules.py builds its cases with irmodel's API).
 """
 
 from __future__ import annotations

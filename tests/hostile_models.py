@@ -1,4 +1,4 @@
-"""Rich models and hostile variants of them, for the tests/test_hostile_*.py files.
+"""Rich models and hostile variants of them, for the tests/hostile/test_hostile_*.py files.
 
 `rich_model` builds (with `irmodel.helper`) a model that holds every kind of thing a
 command walks: sub-graphs (If, Loop, a graphs attribute), a local function with an

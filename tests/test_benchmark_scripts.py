@@ -6,7 +6,9 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import pytest
+
+from repo_paths import REPO as ROOT  # noqa: E402
 
 
 def _table_rows(stdout: str) -> list:
@@ -69,6 +71,7 @@ def _number(cell: str) -> float:
     return float(cell)  # raises on anything but a plain number
 
 
+@pytest.mark.slow
 def test_run_all_tiny_regenerates_only_the_generated_block(tmp_path):
     results = tmp_path / "RESULTS.md"
     results.write_text("# Benchmarks\n\nintro, hand-written\n\n<!-- generated:start -->\nstale\n"

@@ -19,7 +19,7 @@ from irmodel._files import codecache
 from wirefmt import scangen, scansource
 from wirefmt.schema import ENUM, INT64, STRING, EnumSpec, FieldSpec, MessageSpec, Registry
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo_paths import REPO as ROOT  # noqa: E402
 LENET = os.path.join(ROOT, "examples", "lenet.onnx")
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import venv
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo_paths import REPO  # noqa: E402
 
 PROBE = r"""
 import sys

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo_paths import REPO as ROOT  # noqa: E402
 
 
 def test_mypy_reports_no_errors() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -70,9 +71,14 @@ MAKE_MODEL = textwrap.dedent("""
 def bare_venv(tmp_path_factory) -> str:
     """The python of a new venv holding only the wheel built from the checkout."""
     work = tmp_path_factory.mktemp("wheel")
+    # Built from a copy: pip builds in the source tree (build/, *.egg-info), which must
+    # stay the checkout a developer left.
+    source = work / "source"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis", ".mypy_cache"))
     dist = work / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet",
-                    "-w", str(dist), REPO], check=True, cwd=str(work))
+                    "-w", str(dist), str(source)], check=True, cwd=str(work))
     wheels = glob.glob(str(dist / "irmodel-*.whl"))
     assert len(wheels) == 1, wheels
     venv = work / "venv"

@@ -3,7 +3,7 @@
     python tools/gen_checker_codes.py [--output PATH]
 
 The table in the code is the source; this page is its readable form, and
-``tests/test_checker_rules.py`` regenerates it and fails on any difference.
+``tests/checker/test_checker_rules.py`` regenerates it and fails on any difference.
 """
 
 from __future__ import annotations

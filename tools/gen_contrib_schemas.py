@@ -15,7 +15,7 @@ onnx's defaults: ``min_arity`` 1, differentiation category and node determinism
 unknown, no data-propagation function, no function bodies.
 
 The layout is tools/gen_opschemas.py's (the same record keys, so
-``irmodel.defs.OpSchema.from_record`` reads both); ``tests/test_contrib_defs.py``
+``irmodel.defs.OpSchema.from_record`` reads both); ``tests/defs/test_contrib_defs.py``
 regenerates the file and fails on any byte of difference.
 """
 

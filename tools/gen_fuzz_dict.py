@@ -7,7 +7,7 @@ written on the wire (the packed form too, for repeated scalars), and every opera
 and domain of irmodel/defs/opschemas.json.  libFuzzer splices them into inputs, so a
 mutant gets a real field or a real operator name far more often than by flipping bits.
 fuzz/build.sh installs the file as ``<target>.dict`` for each harness;
-``tests/test_fuzz_harnesses.py`` regenerates it and fails on any difference.
+``tests/fuzz/test_fuzz_harnesses.py`` regenerates it and fails on any difference.
 """
 
 from __future__ import annotations

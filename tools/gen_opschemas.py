@@ -12,7 +12,7 @@ onnx at inference time; only their opset versions are listed.
 The output is deterministic (schemas sorted by domain, name and since_version; the
 inputs, outputs, type constraints and attributes in the order onnx gives them) and
 laid out for diffs: one line per schema field, one line per formal parameter, type
-constraint, attribute and function body.  ``tests/test_defs.py`` regenerates the
+constraint, attribute and function body.  ``tests/defs/test_defs.py`` regenerates the
 file into a temporary path and fails on any byte of difference.
 """
 

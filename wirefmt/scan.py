@@ -341,7 +341,7 @@ def _span_run(m, src, pos: int, start: int, end: int, spans: list) -> int:
     bytes inline, longer ones through `long_length`.  An item that runs past ``end`` ends
     the run there, and the caller's final ``pos != end`` test refuses it (nothing is
     sliced here, so that test is enough); reading past the end of the buffer raises
-    IndexError, explained by the caller (``overrun``).  tests/test_scan_runs.py compares
+    IndexError, explained by the caller (``overrun``).  tests/wirefmt/test_scan_runs.py compares
     every edge with the generic loop.
     """
     tag = src[pos]

@@ -356,7 +356,7 @@ _EAGER_ITEMS = {"NodeProto": ("attribute",)}
 #: 500 bytes of objects for as little as 2 bytes of input (measured: 96 MiB for 200,000
 #: empty attributes), so a node of 4 KB holds at most ~1 MB this way, and a forged node of
 #: megabytes of empty attributes is read item by item as any long sequence is (held weakly
-#: past 64 items; tests/test_message_list.py bounds it).
+#: past 64 items; tests/wirefmt/test_message_list.py bounds it).
 _EAGER_SPAN = 4096
 # (The test of that bound makes the attribute branch longer than 255 code units, so the
 # `tag == 42` comparison before it is not specialised: measured, +0.3% instructions of the

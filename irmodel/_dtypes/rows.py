@@ -5,7 +5,7 @@ stores it, its width in ``raw_data``, its family (float, integer, ...), signedne
 `struct` format of a raw element and, for the small float formats, their bit layout.
 Users derive what they need from the rows (the tensor encoder in `helper`, the decoder
 in `tensors`, the previews of `dump`, the sizes of `summary`) instead of keeping tables
-of their own; ``tests/test_dtypes.py`` checks the rows against the reference.
+of their own; ``tests/core/test_dtypes.py`` checks the rows against the reference.
 
 The table is plain data (strings, ints) so that importing it costs nothing and pulls in
 neither numpy nor ml_dtypes; `np_dtype` resolves an entry to a numpy dtype on first

@@ -4,7 +4,7 @@
 means); this module exists so that a reader that needs one column only (the sizes
 `irmodel._report.summary` reports: `ELEM_BITS`) pays for nothing else: importing `dtypes`
 creates its row classes, which cost ``irmodel inspect`` more than the rest of its
-summary of the initializers.  ``tests/test_dtypes.py`` checks the rows against the
+summary of the initializers.  ``tests/core/test_dtypes.py`` checks the rows against the
 reference through `dtypes`.
 """
 

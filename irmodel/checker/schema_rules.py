@@ -26,7 +26,8 @@ _VALUE_FIELD = {4: ("t", "t"), 11: ("sparse_tensor", "sparse_tensor"), 5: ("g", 
 # Two facts of the reference's schemas that the schema table does not carry yet (asked
 # for in the defs contract): ops that accept attributes they do not declare, and ops
 # whose number of outputs is restricted to a set.  Used only when the schema object has
-# no such attribute of its own; tests/test_checker_schema.py checks both against onnx.
+# no such attribute of its own; the differential tests on the reference corpus
+# (tests/checker/test_checker_diff.py) exercise both.
 _UNCHECKED_ATTRIBUTES = {("", "LayerNormalization", 17)}
 _ALLOWED_OUTPUT_COUNTS = {("", "BatchNormalization", v): c for v, c in
                           ((1, (1, 5)), (6, (1, 5)), (7, (1, 5)), (9, (1, 5)), (14, (1, 3)),

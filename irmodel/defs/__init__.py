@@ -11,7 +11,7 @@ Why data: the checker and shape inference need the schemas (arity, type constrai
 attribute types and defaults, function bodies), and the reference keeps them in C++.
 irmodel must run with the standard library alone, so ``tools/gen_opschemas.py`` reads
 them from the installed reference at development time and writes ``opschemas.json``
-in this package; ``tests/test_defs.py`` regenerates that file and fails on any
+in this package; ``tests/defs/test_defs.py`` regenerates that file and fails on any
 difference, and compares every field of every schema with ``onnx.defs``.  To follow
 a new onnx release: install it, run the script, review the diff, commit.
 

@@ -14,7 +14,7 @@ domain and since_version, one a line, and closes at the first line that is just 
 a JSON string holds no newline, so neither can be inside one) and parses one record
 when its schema is first made.  Anything the index does not account for (another
 layout, an escaped name, versions out of order) parses the whole file instead;
-``tests/test_defs.py`` checks that both readings give the same table.
+``tests/defs/test_defs.py`` checks that both readings give the same table.
 """
 
 from __future__ import annotations

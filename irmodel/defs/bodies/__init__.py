@@ -6,7 +6,7 @@ attributes and its inputs' element types (a Cast to the target's type, a constan
 from an attribute).  `build_function_body` is that code for the schemas listed in
 `BUILDERS`, one builder per operator, giving the body onnx's
 ``OpSchema.get_context_dependent_function_with_opset_version`` gives: the same nodes,
-attributes, names and opset imports (``tests/test_defs_bodies.py`` compares them).  The
+attributes, names and opset imports (``tests/defs/test_defs_bodies.py`` compares them).  The
 one field left out is ``doc_string`` (the schema's documentation, which the generated
 schema table does not store).
 
