@@ -17,6 +17,11 @@ nodes, and no ``value_info``.  Three are made here:
   aligned to 4096) written in chunks, so a model of several GB never sits in memory.
 * `resnet50`: the ResNet-50 of torchvision as exported in eval mode (batch norm folded
   into the convolutions): 122 nodes, 108 initializers, ~100 MB.
+* `residual_mlp`: what `torch_residual_mlp.py` exports with torch, node for node: 3,000
+  residual blocks of 25 tiny operators (6 of them ``Constant`` scalars), 8 initializers
+  each, ~16 MB; the per-node costs of a real export dominate (long names, a TensorProto
+  in every fourth node's attribute).  ``python benchmarks/exports.py compare REAL GEN``
+  compares a real export with the generated one.
 
 Names follow the exporter (``/transformer/h.0/attn/Constant_3``, its output
 ``/transformer/h.0/attn/Constant_3_output_0``, initializers ``transformer.h.0.ln_1.weight``
@@ -29,7 +34,7 @@ from __future__ import annotations
 import math
 import os
 
-from irmodel import TensorProto, helper
+from irmodel import OperatorSetIdProto, TensorProto, helper
 
 FLOAT, INT64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 ALIGN = 4096
@@ -293,3 +298,106 @@ def resnet50(seed: int = 0, width: int = 64, classes: int = 1000):
     model = helper.make_model(graph, ir_version=8, producer_name="pytorch", producer_version="2.1.0",
                               opset_imports=[helper.make_opsetid("", 17)])
     return model, {"nodes": len(g.nodes), "initializers": len(w.tensors), "payload_bytes": w.nbytes}
+
+
+def residual_mlp(blocks: int = 3000, width: int = 16, seed: int = 0):
+    """The model `torch_residual_mlp.py` exports, built without torch; ``(model, info)``.
+
+    Laid out as the TorchScript exporter lays it out: nodes named by module path, Linear as
+    MatMul with a transposed weight named ``onnx::MatMul_N`` plus ``Add(bias, product)``,
+    every Python float a scalar ``Constant`` holding ``raw_data``, the named parameters of
+    each block first among the initializers and the anonymous MatMul weights last.
+    """
+    import numpy as np
+
+    g, w = _Graph(), _Weights(seed)
+    named: list = []
+    anonymous: list = []
+    serial = 6 * blocks + 88  # where the exporter's counter stands when it names the weights
+
+    def scalar(scope: str, value: float) -> str:
+        t = TensorProto(data_type=FLOAT, raw_data=np.float32(value).tobytes())
+        return g.one(scope, "Constant", [], value=t)
+
+    def weight(dims: list) -> str:
+        nonlocal serial
+        name = f"onnx::MatMul_{serial}"
+        serial += 1
+        w.add(name, dims)
+        anonymous.append(w.tensors.pop())
+        return name
+
+    x = "x"
+    for b in range(blocks):
+        scope, prefix = f"/blocks.{b}", f"blocks.{b}"
+        for param, n in (("scale", width), ("shift", width), ("ln.weight", width), ("ln.bias", width),
+                         ("fc1.bias", 2 * width), ("fc2.bias", width)):
+            w.add(f"{prefix}.{param}", [n])
+        named.extend(w.tensors)
+        w.tensors.clear()
+        h = g.one(scope + "/ln", "LayerNormalization", [x, prefix + ".ln.weight", prefix + ".ln.bias"],
+                  axis=-1, epsilon=float(np.float32(1e-5)))
+        h = g.one(scope + "/fc1", "MatMul", [h, weight([width, 2 * width])])
+        h = g.one(scope + "/fc1", "Add", [prefix + ".fc1.bias", h])
+        half = g.one(scope, "Mul", [h, scalar(scope, 0.5)])
+        erf = g.one(scope, "Erf", [g.one(scope, "Div", [h, scalar(scope, math.sqrt(2.0))])])
+        h = g.one(scope, "Mul", [half, g.one(scope, "Add", [erf, scalar(scope, 1.0)])])
+        h = g.one(scope + "/fc2", "MatMul", [h, weight([2 * width, width])])
+        h = g.one(scope + "/fc2", "Add", [prefix + ".fc2.bias", h])
+        mean = g.one(scope, "ReduceMean", [g.one(scope, "Pow", [h, scalar(scope, 2.0)])], axes=[-1], keepdims=1)
+        root = g.one(scope, "Sqrt", [g.one(scope, "Add", [mean, scalar(scope, 1e-6)])])
+        h = g.one(scope, "Div", [h, root])
+        h = g.one(scope, "Add", [g.one(scope, "Mul", [h, prefix + ".scale"]), prefix + ".shift"])
+        x = g.one(scope, "Add", [x, g.one(scope, "Mul", [h, scalar(scope, 0.5)])])
+    g.nodes[-1].output[0] = "y"
+    shape = ["batch", "seq", width]
+    graph = helper.make_graph(g.nodes, "main_graph", [helper.make_tensor_value_info("x", FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", FLOAT, shape)], initializer=named + anonymous)
+    opset = OperatorSetIdProto(version=17)  # the exporter writes no empty domain
+    model = helper.make_model(graph, ir_version=8, producer_name="pytorch", producer_version="2.13.0",
+                              opset_imports=[opset])
+    return model, {"nodes": len(g.nodes), "initializers": len(named) + len(anonymous), "payload_bytes": w.nbytes}
+
+
+def export_shape(path: str) -> dict:
+    """What makes a model look like a real export, for `compare`: its op histogram (shares),
+    the lengths of its value names, bytes per node and the initializers' count and bytes."""
+    import statistics
+
+    import irmodel
+
+    model = irmodel.load(path)
+    graph = model.graph
+    ops: dict = {}
+    names: list = []
+    for node in graph.node:
+        ops[node.op_type] = ops.get(node.op_type, 0) + 1
+        names.extend(len(v) for v in (*node.input, *node.output) if v)
+    nodes = len(graph.node)
+    quartiles = statistics.quantiles(names, n=4) if len(names) > 1 else [0, 0, 0]
+    return {"nodes": nodes, "file_bytes": os.path.getsize(path),
+            "bytes_per_node": round(sum(n.ByteSize() for n in graph.node) / max(nodes, 1), 1),
+            "initializers": len(graph.initializer),
+            "initializer_bytes": sum(t.ByteSize() for t in graph.initializer),
+            "name_length_quartiles": [round(q, 1) for q in quartiles],
+            "op_shares": {op: round(count / nodes, 4) for op, count in sorted(ops.items())}}
+
+
+def _compare(real: str, generated: str) -> None:
+    """Print the two models' shapes side by side (the figures RESULTS.md quotes)."""
+    a, b = export_shape(real), export_shape(generated)
+    for key in a:
+        if key == "op_shares":
+            for op in sorted(set(a[key]) | set(b[key])):
+                print(f"  share of {op:20} {a[key].get(op, 0):>10} {b[key].get(op, 0):>10}")
+        else:
+            print(f"{key:27} {a[key]!s:>10} {b[key]!s:>10}")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) == 4 and sys.argv[1] == "compare":
+        _compare(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit("usage: python benchmarks/exports.py compare REAL.onnx GENERATED.onnx")

@@ -5,9 +5,10 @@ Shapes of model, each stressing a different thing:
 * ``structure``: many nodes with attributes and small weights (the full-walk benchmark);
 * ``weights``: a single file of mostly weights, under protobuf's 2 GiB limit;
 * ``external``: weights in an external data file (built by bench_external_data.py);
-* ``gpt2``, ``resnet50``, ``gpt2-external``: shaped like real exports (`exports.py`): a
-  GPT-2 decoder in one file, a ResNet-50, and a bigger decoder whose weights (over
-  2 GiB) are in an external data file.
+* ``gpt2``, ``resnet50``, ``gpt2-external``, ``residual-mlp``: shaped like real exports
+  (`exports.py`): a GPT-2 decoder in one file, a ResNet-50, a bigger decoder whose weights
+  (over 2 GiB) are in an external data file, and 75,000 tiny nodes as torch exports a
+  residual MLP.
 
 ``run_all.py`` generates them (each in a process of its own) and runs the suite.
 
@@ -119,7 +120,7 @@ def write_weights_model(path: str, total_bytes: int, seed: int = 0, tensors: int
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("kind", choices=["structure", "weights", "gpt2", "gpt2-external", "resnet50"])
+    p.add_argument("kind", choices=["structure", "weights", "gpt2", "gpt2-external", "resnet50", "residual-mlp"])
     p.add_argument("out")
     p.add_argument("--nodes", type=int, default=75000)
     p.add_argument("--size-mb", type=float, default=1536)
@@ -130,6 +131,7 @@ def main() -> None:
     p.add_argument("--vocab", type=int, default=50257, help="gpt2: vocabulary")
     p.add_argument("--positions", type=int, default=1024, help="gpt2: context length")
     p.add_argument("--classes", type=int, default=1000, help="resnet50: output classes")
+    p.add_argument("--blocks", type=int, default=3000, help="residual-mlp: residual blocks (25 nodes each)")
     p.add_argument("--json", action="store_true", help="print what was written as one JSON line")
     a = p.parse_args()
     if a.kind == "structure":
@@ -148,6 +150,11 @@ def main() -> None:
         import exports  # noqa: PLC0415
 
         model, info = exports.resnet50(a.seed, a.width, a.classes)
+        irmodel.save(model, a.out)
+    elif a.kind == "residual-mlp":
+        import exports  # noqa: PLC0415
+
+        model, info = exports.residual_mlp(a.blocks, a.width, a.seed)
         irmodel.save(model, a.out)
     else:
         info = write_weights_model(a.out, int(a.size_mb * (1 << 20)), a.seed)

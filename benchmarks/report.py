@@ -198,7 +198,11 @@ def _models(models: dict) -> list:
                       "no value_info",
               "resnet50": "torchvision's ResNet-50 exported in eval mode (batch norm folded into 53 Conv)",
               "gpt2_external": "the same decoder, 36 layers, 1280 wide; weights in `model.onnx.data` "
-                               "(offsets aligned to 4096)"}
+                               "(offsets aligned to 4096)",
+              "residual_mlp": "residual blocks of 25 tiny nodes as torch's TorchScript exporter writes them "
+                              "at opset 17 (`torch_residual_mlp.py`): 24% scalar `Constant` nodes, "
+                              "LayerNormalization, MatMul, GELU as Erf, a hand-written RMS norm; names "
+                              "such as `/blocks.12/fc1/MatMul_output_0`"}
     for key, what in shaped.items():
         m = models.get(key)
         if m is None:
@@ -237,8 +241,9 @@ def _ranges(sides: dict) -> str:
 
 
 #: Display names of the models, and each model's part of a case's target (see the cases).
-MODEL_LABELS = {"weights": "weights", "structure": "structure", "structure_valid": "75,000-node (valid)", "gpt2": "GPT-2-shaped", "resnet50": "ResNet-50-shaped",
-                "gpt2_external": "decoder with external data"}
+MODEL_LABELS = {"weights": "weights", "structure": "structure", "structure_valid": "75,000-node (valid)",
+                "residual_mlp": "torch-shaped residual MLP (75,000 nodes)", "gpt2": "GPT-2-shaped",
+                "resnet50": "ResNet-50-shaped", "gpt2_external": "decoder with external data"}
 #: Case a's speed targets by model: the highest ours / reference that meets them, in
 #: process and as a whole process (None: no target for that figure).
 INSPECT_TARGETS = {"weights": (0.05, 0.05), "gpt2": (None, 1 / 30)}

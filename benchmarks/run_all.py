@@ -63,13 +63,15 @@ FULL = {"weights_mb": 1536.0, "nodes": 75000, "external_gb": 3.0}
 GPT2 = {"layers": 12, "width": 768, "heads": 12, "vocab": 50257, "positions": 1024}
 GPT2_EXTERNAL = {"layers": 36, "width": 1280, "heads": 20, "vocab": 50257, "positions": 1024}
 RESNET50 = {"width": 64, "classes": 1000}
+#: `exports.residual_mlp` at full size: 3,000 blocks of 25 nodes, as torch exports them.
+RESIDUAL_MLP = {"blocks": 3000, "width": 16}
 #: What each case runs on (keys of the models `ensure_models` makes).
 INSPECT_MODELS = ("weights", "gpt2", "resnet50", "gpt2_external")
-WALK_MODELS = ("structure", "gpt2", "resnet50", "gpt2_external")
+WALK_MODELS = ("structure", "residual_mlp", "gpt2", "resnet50", "gpt2_external")
 #: The checker's and inference's models: ``structure_valid`` is the 75,000-node model made
 #: valid (`bench_checker.valid_structure_model`: ``structure`` breaks a rule at every node
 #: on purpose, so a check of it measures reporting 137,000 problems against stopping at one).
-CHECK_MODELS = INFER_MODELS = ("structure_valid", "gpt2", "resnet50", "gpt2_external")
+CHECK_MODELS = INFER_MODELS = ("structure_valid", "residual_mlp", "gpt2", "resnet50", "gpt2_external")
 #: Models whose weights are external: the reference side opens them with load_external_data=False.
 EXTERNAL_MODELS = ("gpt2_external",)
 #: Runs of `python -X importtime -c "import irmodel"` per --repeat (start-up is quick and noisy).
@@ -242,7 +244,10 @@ def ensure_models(out_dir: str, scale: float) -> dict:
                            {"width": max(2, round(RESNET50["width"] * min(1.0, scale ** 0.5))),
                             "classes": max(2, round(RESNET50["classes"] * min(1.0, scale ** 0.5)))}),
               "gpt2_external": ("gpt2-external", os.path.join("gpt2-external", "model.onnx"),
-                                _scaled_gpt2(GPT2_EXTERNAL, scale))}
+                                _scaled_gpt2(GPT2_EXTERNAL, scale)),
+              "residual_mlp": ("residual-mlp", "residual_mlp.onnx",
+                               {"blocks": max(1, round(RESIDUAL_MLP["blocks"] * scale)),
+                                "width": RESIDUAL_MLP["width"]})}
     for key, (kind, name, shape) in shapes.items():
         path_x = os.path.join(out_dir, name)
         params = {"kind": kind, **shape, "seed": SEED, "generator_sha1": gen_sha1, "exports_sha1": exports_sha1}
