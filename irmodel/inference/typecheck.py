@@ -10,18 +10,37 @@ they are (checker errors) in the reference.
 
 from __future__ import annotations
 
-from .errors import HardError
+from .errors import FatalError, HardError
 from .typestr import parse_type_string, type_string
 from .types import UNSET
 
 SINGLE, OPTIONAL, VARIADIC = 0, 1, 2
 
 
+#: allowed type strings as a schema declares them -> the same types in `type_string`'s
+#: spelling.  A schema may write ``seq(map(int64, float))`` (ZipMap) where a value's type
+#: reads ``seq(map(int64,tensor(float)))``; the reference compares normalised types.
+_NORMALISED: dict[tuple[str, ...], frozenset] = {}
+
+
+def _normalise(type_strs: tuple[str, ...]) -> frozenset:
+    found = _NORMALISED.get(type_strs)
+    if found is None:
+        spelled = set()
+        for s in type_strs:
+            try:
+                spelled.add(type_string(parse_type_string(s)))
+            except FatalError:
+                spelled.add(s)  # not a type string we can read: compared as written
+        found = _NORMALISED[type_strs] = frozenset(spelled)
+    return found
+
+
 def _allowed(schema, param) -> frozenset:
     tc = schema.type_constraint(param.type_str) if hasattr(schema, "type_constraint") else None
     if tc is not None:
-        return frozenset(tc.allowed_type_strs)
-    return frozenset((type_string(parse_type_string(param.type_str)),))
+        return _normalise(tc.allowed_type_strs)
+    return _normalise((param.type_str,))
 
 
 # Schemas that allow only some counts inside [min, max] (the reference's NumOutputs({...})).
