@@ -41,6 +41,12 @@ docs/ContribOperators.md).  ``get_schema(..., domain="com.microsoft")`` finds th
 ``get_all_schemas*`` and ``domain_version_range`` stay onnx's, ``get_contrib_schemas``
 lists the contrib table.
 
+Schemas made by a program: ``OpSchema(name, domain, since_version, doc, inputs=...,
+outputs=..., type_constraints=..., attributes=...)`` as onnx's, then `register_schema`
+(and `deregister_schema`); lookups, the checker and inference find them, and a Python
+function set with ``set_type_and_shape_inference_function`` infers their nodes
+(`irmodel.inference.pyrules`).
+
 Differences from onnx.defs, all deliberate: ``has_schema`` is onnx's ``has``;
 ``get_schema``'s version may be None (the newest); ``function_body`` and
 ``get_function_with_opset_version`` return None, not an empty message/bytes, when
@@ -53,23 +59,36 @@ lookups (onnx's checker normalises domains first: `normalize_domain`).
 
 from __future__ import annotations
 
-from .opschema import (Attribute, DifferentiationCategory, FormalParameter,
+from types import SimpleNamespace as _Namespace
+
+from .opschema import (Attribute, AttrType, DifferentiationCategory, FormalParameter,
                        FormalParameterOption, NodeDeterminism, OpSchema, SupportType,
                        TypeConstraintParam)
 from .registry import (CONTRIB_DOMAINS, MICROSOFT_DOMAIN, get_contrib_schemas, is_contrib_domain,
                        AI_ONNX_DOMAIN, AI_ONNX_PREVIEW_DOMAIN, AI_ONNX_PREVIEW_TRAINING_DOMAIN,
-                       ONNX_DOMAIN, ONNX_ML_DOMAIN, SchemaError, domain_version_range,
-                       get_all_schemas, get_all_schemas_with_history, get_schema, has_schema,
-                       is_onnx_domain, normalize_domain, onnx_ml_opset_version,
-                       onnx_opset_version, reference_version)
+                       ONNX_DOMAIN, ONNX_ML_DOMAIN, SchemaError, deregister_schema,
+                       domain_version_range, get_all_schemas, get_all_schemas_with_history,
+                       get_function_ops, get_schema, has_schema, is_onnx_domain, normalize_domain,
+                       onnx_ml_opset_version, onnx_opset_version, reference_version,
+                       register_schema, schema_version_map, set_domain_to_version)
+from .typestrings import normalize_type_str
 
 has = has_schema  # onnx.defs' name
+
+#: What onnx.defs calls ``C`` (its compiled module): the same lookups under the names
+#: code written for onnx reaches through it (``defs.C.schema_version_map()``).
+C = _Namespace(OpSchema=OpSchema, SchemaError=SchemaError, get_schema=get_schema,
+               has_schema=has_schema, get_all_schemas=get_all_schemas,
+               get_all_schemas_with_history=get_all_schemas_with_history,
+               register_schema=register_schema, deregister_schema=deregister_schema,
+               schema_version_map=schema_version_map, set_domain_to_version=set_domain_to_version)
 
 __all__ = [
     "get_schema", "has_schema", "has", "get_all_schemas", "get_all_schemas_with_history",
     "onnx_opset_version", "onnx_ml_opset_version", "domain_version_range", "reference_version",
-    "normalize_domain", "is_onnx_domain", "SchemaError",
-    "OpSchema", "FormalParameter", "TypeConstraintParam", "Attribute",
+    "normalize_domain", "is_onnx_domain", "SchemaError", "register_schema", "deregister_schema",
+    "get_function_ops", "schema_version_map", "set_domain_to_version", "normalize_type_str", "C",
+    "OpSchema", "FormalParameter", "TypeConstraintParam", "Attribute", "AttrType",
     "FormalParameterOption", "DifferentiationCategory", "SupportType", "NodeDeterminism",
     "ONNX_DOMAIN", "AI_ONNX_DOMAIN", "ONNX_ML_DOMAIN", "AI_ONNX_PREVIEW_DOMAIN",
     "AI_ONNX_PREVIEW_TRAINING_DOMAIN", "MICROSOFT_DOMAIN", "CONTRIB_DOMAINS", "get_contrib_schemas",

@@ -81,6 +81,18 @@ def inference_function(domain: str, op_type: str, since_version: int):
     return _find(_INFER, domain, op_type, since_version)
 
 
+def rule_for(schema, domain: str, op_type: str):
+    """The rule that infers ``schema``: the Python function a program set on it (onnx's
+    ``set_type_and_shape_inference_function``, wrapped by `pyrules.PythonRule`), else
+    ours.  Asked once per (domain, op, version) of a run (`engine.Run.op_rules`)."""
+    get_user = getattr(schema, "get_type_and_shape_inference_function", None)
+    user = get_user() if get_user is not None else None
+    if user is not None:
+        from .pyrules import PythonRule  # noqa: PLC0415
+        return PythonRule(user)
+    return inference_function(domain, op_type, schema.since_version)
+
+
 def propagation_function(domain: str, op_type: str, since_version: int):
     load_all()
     return _find(_PROPAGATE, domain, op_type, since_version)

@@ -10,6 +10,7 @@ they are (checker errors) in the reference.
 
 from __future__ import annotations
 
+from ..defs.typestrings import normalize_type_str
 from .errors import FatalError, HardError
 from .typestr import parse_type_string, type_string
 from .types import UNSET
@@ -17,30 +18,19 @@ from .types import UNSET
 SINGLE, OPTIONAL, VARIADIC = 0, 1, 2
 
 
-#: allowed type strings as a schema declares them -> the same types in `type_string`'s
-#: spelling.  A schema may write ``seq(map(int64, float))`` (ZipMap) where a value's type
-#: reads ``seq(map(int64,tensor(float)))``; the reference compares normalised types.
-_NORMALISED: dict[tuple[str, ...], frozenset] = {}
-
-
-def _normalise(type_strs: tuple[str, ...]) -> frozenset:
-    found = _NORMALISED.get(type_strs)
-    if found is None:
-        spelled = set()
-        for s in type_strs:
-            try:
-                spelled.add(type_string(parse_type_string(s)))
-            except FatalError:
-                spelled.add(s)  # not a type string we can read: compared as written
-        found = _NORMALISED[type_strs] = frozenset(spelled)
-    return found
-
-
 def _allowed(schema, param) -> frozenset:
+    """The normalised types ``param`` allows: a schema may write ``seq(map(int64, float))``
+    (ZipMap) where a value's type reads ``seq(map(int64,tensor(float)))``; the reference
+    compares normalised types (``FormalParameter.types``)."""
+    types = getattr(param, "type_set", None)
+    if types is not None:
+        return types
     tc = schema.type_constraint(param.type_str) if hasattr(schema, "type_constraint") else None
-    if tc is not None:
-        return _normalise(tc.allowed_type_strs)
-    return _normalise((param.type_str,))
+    declared = tc.allowed_type_strs if tc is not None else (param.type_str,)
+    try:
+        return frozenset(normalize_type_str(s) for s in declared)
+    except ValueError as exc:
+        raise FatalError(str(exc)) from None
 
 
 # Schemas that allow only some counts inside [min, max] (the reference's NumOutputs({...})).

@@ -7,18 +7,11 @@ reference does.
 
 from __future__ import annotations
 
+from ..defs.typestrings import ELEM_CODES, ELEM_NAMES
+from ..defs.typestrings import strip_parens as _strip_parens
 from .errors import FatalError
 from .types import (UNSET, MapType, OpaqueType, OptionalType, SequenceType, SparseTensorType,
                     TensorType)
-
-ELEM_NAMES = {
-    1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
-    9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 14: "complex64",
-    15: "complex128", 16: "bfloat16", 17: "float8e4m3fn", 18: "float8e4m3fnuz", 19: "float8e5m2",
-    20: "float8e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4e2m1", 24: "float8e8m0", 25: "uint2",
-    26: "int2", 27: "float6e2m3", 28: "float6e3m2",
-}
-ELEM_CODES = {v: k for k, v in ELEM_NAMES.items()}
 
 
 def elem_name(code) -> str:
@@ -59,16 +52,6 @@ def type_string(t) -> str:
             inner += t.name
         return f"opaque({inner})"
     raise FatalError("Unsupported type proto value case:0")
-
-
-def _strip_parens(s: str) -> str:
-    s = s.strip()
-    if s.startswith("("):
-        s = s[1:]
-    s = s.strip()
-    if s.endswith(")"):
-        s = s[:-1]
-    return s.strip()
 
 
 def parse_type_string(s: str):
