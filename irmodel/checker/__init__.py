@@ -64,6 +64,10 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list:
+    return sorted({*globals(), "DEFAULT_CONTEXT"})
+
+
 __all__ = [
     "check_model", "check_graph", "check_node", "check_function", "check_tensor",
     "check_sparse_tensor", "check_attribute", "check_value_info", "check_sequence", "check_map",
