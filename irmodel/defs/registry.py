@@ -258,6 +258,15 @@ def _find(op_type: str, version: int | None, domain: str) -> OpSchema | None:
     return table.schema_at(entry, i) if i >= 0 else None
 
 
+def _find_generated(op_type: str, version: int, domain: str) -> OpSchema | None:
+    """The generated table's schema of exactly ``version``, deregistered or not."""
+    table = _table_for(domain)
+    entry = table.index.get((domain, op_type))
+    if entry is None or version not in entry[0]:
+        return None
+    return table.schema_at(entry, entry[0].index(version))
+
+
 def _versions(domain: str, op_type: str) -> list[tuple[int, int, object]]:
     """Every schema of an operator, generated and registered: ``[(since_version, source,
     where)]`` sorted, without the deregistered ones (source 0: the table, 1: registered)."""
@@ -298,6 +307,10 @@ def register_schema(schema: OpSchema) -> None:
         raise TypeError(f"register_schema takes an OpSchema, not {type(schema).__name__}")
     global changes
     domain, name, version = schema.domain, schema.name, schema.since_version
+    if (domain, name, version) in _removed and _find_generated(name, version, domain) is schema:
+        _removed.discard((domain, name, version))  # a deregistered generated schema put back
+        changes += 1
+        return
     if any(v == version for v, _source, _where in _versions(domain, name)):
         raise SchemaError(f"Trying to register schema with name {name} (domain: {domain} version: "
                           f"{version}), but it is already registered")

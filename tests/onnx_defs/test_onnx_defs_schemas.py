@@ -289,3 +289,14 @@ def test_context_dependent_bodies_are_onnx_bytes():
             ref.get_context_dependent_function_with_opset_version(5, node.SerializeToString(), types) == b""
     relu = helper.make_node("Relu", ["x"], ["y"]).SerializeToString()
     assert defs.get_schema("Relu").get_context_dependent_function(relu, []) == b""
+
+
+def test_putting_back_a_deregistered_generated_schema_restores_the_table():
+    relu = defs.get_schema("Relu", 14)
+    defs.deregister_schema("Relu", 14, "")
+    try:
+        assert defs.get_schema("Relu", 14).since_version == 13
+    finally:
+        defs.register_schema(relu)
+    assert defs.get_schema("Relu", 14) is relu
+    assert not defs.registry._removed and not defs.registry._registered  # the fast path again
