@@ -248,6 +248,13 @@ def _enum_repr(enum, value) -> str:
         return repr(value)
 
 
+# Names of the parameter classes for annotations inside `OpSchema`, whose class attributes
+# of the same names (onnx's ``OpSchema.FormalParameter``, ...) would hide them there.
+_Param = FormalParameter
+_Constraint = TypeConstraintParam
+_Attr = Attribute
+
+
 class OpSchema(_Frozen):
     """One version of one operator, as ``onnx.defs.OpSchema`` describes it (no doc strings)."""
 
@@ -276,7 +283,7 @@ class OpSchema(_Frozen):
     function_opset_versions: tuple[int, ...]
     context_dependent_function_opset_versions: tuple[int, ...]
     _function_bodies: tuple[bytes, ...]
-    _constraints_by_name: dict[str, TypeConstraintParam]
+    _constraints_by_name: dict[str, _Constraint]
     doc: str | None
     file: str
     line: int
@@ -292,9 +299,9 @@ class OpSchema(_Frozen):
     Attribute = Attribute
 
     def __init__(self, name: str, domain: str, since_version: int, doc: str = "", *,
-                 inputs: Iterable[FormalParameter] = (), outputs: Iterable[FormalParameter] = (),
-                 type_constraints: Iterable[tuple[str, Iterable[str], str]] = (),
-                 attributes: Iterable[Attribute] = (),
+                 inputs: Iterable[_Param] = (), outputs: Iterable[_Param] = (),
+                 type_constraints: Iterable[_Constraint | tuple[str, Iterable[str], str]] = (),
+                 attributes: Iterable[_Attr] = (),
                  node_determinism: int = NodeDeterminism.Deterministic) -> None:
         """A schema made by a program, as ``onnx.defs.OpSchema(...)`` (then `register_schema`).
 
@@ -307,11 +314,9 @@ class OpSchema(_Frozen):
         if isinstance(since_version, bool) or not isinstance(since_version, int):
             raise TypeError(f"since_version must be an int, not {builtins_type(since_version).__name__}")
         _require(doc, str, "doc")
-        constraints = []
-        for c in type_constraints:
-            if not isinstance(c, TypeConstraintParam):
-                c = TypeConstraintParam(*c)
-            constraints.append(c)
+        constraints: list[_Constraint] = []
+        for given in type_constraints:
+            constraints.append(given if isinstance(given, TypeConstraintParam) else TypeConstraintParam(*given))
         by_name = {c.type_param_str: c for c in constraints}
         ins = _finalize_params(name, inputs, by_name, "input")
         outs = _finalize_params(name, outputs, by_name, "output")
@@ -473,7 +478,7 @@ class OpSchema(_Frozen):
         """True for the ``max_input``/``max_output`` that means "no upper bound"."""
         return value == _INFINITE
 
-    def type_constraint(self, type_param_str: str) -> TypeConstraintParam | None:
+    def type_constraint(self, type_param_str: str) -> _Constraint | None:
         """The constraint named ``type_param_str`` ("T"), or None when the name is not one."""
         return self._constraints_by_name.get(type_param_str)
 

@@ -25,6 +25,10 @@ from bisect import bisect_right
 
 from .opschema import OpSchema
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opschemas.json")
 #: onnxruntime's contrib operators (tools/gen_contrib_schemas.py), a table of its own: onnx
 #: does not know them, so they are found by `get_schema` in their domain only and are not
@@ -267,10 +271,10 @@ def _find_generated(op_type: str, version: int, domain: str) -> OpSchema | None:
     return table.schema_at(entry, entry[0].index(version))
 
 
-def _versions(domain: str, op_type: str) -> list[tuple[int, int, object]]:
+def _versions(domain: str, op_type: str) -> list[tuple[int, int, Any]]:
     """Every schema of an operator, generated and registered: ``[(since_version, source,
     where)]`` sorted, without the deregistered ones (source 0: the table, 1: registered)."""
-    out: list[tuple[int, int, object]] = []
+    out: list[tuple[int, int, Any]] = []
     table = _table_for(domain)
     entry = table.index.get((domain, op_type))
     if entry is not None:
@@ -283,10 +287,10 @@ def _versions(domain: str, op_type: str) -> list[tuple[int, int, object]]:
     return out
 
 
-def _made(item: tuple[int, int, object]) -> OpSchema:
+def _made(item: tuple[int, int, Any]) -> OpSchema:
     if item[1] == 1:
-        return item[2]  # type: ignore[return-value]
-    table, entry, i = item[2]  # type: ignore[misc]
+        return item[2]
+    table, entry, i = item[2]
     return table.schema_at(entry, i)
 
 

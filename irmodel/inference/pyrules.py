@@ -47,7 +47,7 @@ def _copy(msg, type_name: str):
 
 
 def _index(i, count: int, what: str) -> int:
-    if type(i) is not int and not (isinstance(i, int) and not isinstance(i, bool)):
+    if not isinstance(i, int):
         raise TypeError(f"{what} index must be an int, not {type(i).__name__}")
     if i < 0:
         raise TypeError(f"{what} index {i} is negative")
@@ -96,13 +96,12 @@ class InferenceContext:
         return self._ctx.num_outputs
 
     def has_input(self, index: int) -> bool:
-        if index < 0:
-            _index(index, 0, "Input")
+        """False past the last input (no error, as onnx); TypeError for a negative index."""
+        _index(index, index + 1, "Input")
         return index < self._ctx.num_inputs and self._ctx.has_input(index)
 
     def has_output(self, index: int) -> bool:
-        if index < 0:
-            _index(index, 0, "Output")
+        _index(index, index + 1, "Output")
         return self._ctx.has_output(index)
 
     def get_input_type(self, index: int):
