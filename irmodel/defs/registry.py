@@ -333,14 +333,16 @@ def deregister_schema(op_type: str, version: int, domain: str) -> None:
     """Remove the schema of ``op_type`` registered at exactly ``version`` in ``domain``, a
     program's or a generated one (as onnx allows); `SchemaError` if there is none."""
     global changes
+    if not (isinstance(op_type, str) and isinstance(domain, str) and isinstance(version, int)):
+        raise TypeError("deregister_schema takes (op_type: str, version: int, domain: str), not "
+                        f"({type(op_type).__name__}, {type(version).__name__}, {type(domain).__name__})")
     mine = _registered.get((domain, op_type))
     if mine is not None and version in mine[0]:
         at = mine[0].index(version)
         del mine[0][at], mine[1][at]
         if not mine[0]:
             del _registered[(domain, op_type)]
-    elif isinstance(op_type, str) and isinstance(domain, str) and any(
-            v == version and source == 0 for v, source, _where in _versions(domain, op_type)):
+    elif any(v == version and source == 0 for v, source, _where in _versions(domain, op_type)):
         _removed.add((domain, op_type, version))
     else:
         raise SchemaError(f"Attempting to deregister an unregistered schema with name: {op_type} "

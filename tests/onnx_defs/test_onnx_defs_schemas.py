@@ -308,3 +308,11 @@ def test_context_dependent_bodies_are_onnx_bytes():
             ref.get_context_dependent_function_with_opset_version(5, node.SerializeToString(), types) == b""
     relu = helper.make_node("Relu", ["x"], ["y"]).SerializeToString()
     assert defs.get_schema("Relu").get_context_dependent_function(relu, []) == b""
+
+
+@pytest.mark.parametrize("args", [(1, 1, ""), ("Relu", "14", ""), ("Relu", 14, None)])
+def test_deregister_with_arguments_of_the_wrong_types_raises_type_error_as_onnx(args):
+    with pytest.raises(TypeError):
+        onnx.defs.deregister_schema(*args)
+    with pytest.raises(TypeError):
+        defs.deregister_schema(*args)
