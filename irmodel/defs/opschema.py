@@ -119,9 +119,10 @@ class FormalParameter(_Frozen):
         _require(type_str, str, "type_str")
         _require(description, str, "description")
         self._set(name=name, type_str=type_str, description=description,
-                  option=FormalParameterOption(param_option), is_homogeneous=bool(is_homogeneous),
-                  min_arity=operator.index(min_arity),
-                  differentiation_category=DifferentiationCategory(differentiation_category),
+                  option=_member(FormalParameterOption, param_option, "param_option"),
+                  is_homogeneous=bool(is_homogeneous), min_arity=_c_int(min_arity, "min_arity"),
+                  differentiation_category=_member(DifferentiationCategory, differentiation_category,
+                                                   "differentiation_category"),
                   _declared=None, _types=frozenset())
 
     @classmethod
@@ -203,7 +204,7 @@ class Attribute(_Frozen):
         _require(description, str, "description")
         default = b""
         if isinstance(type, int):
-            code = AttrType(type)
+            code = _member(AttrType, type, "type")
         else:
             serialize = getattr(type, "SerializeToString", None)
             if serialize is None:
@@ -239,6 +240,25 @@ class Attribute(_Frozen):
 def _require(value, kind, what: str) -> None:
     if not isinstance(value, kind):
         raise TypeError(f"{what} must be a {kind.__name__}, not {builtins_type(value).__name__}")
+
+
+def _c_int(value, what: str) -> int:
+    """``value`` as onnx's bindings take a C int: TypeError for another type or a value
+    out of range."""
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {builtins_type(value).__name__}") from None
+    if not -2**31 <= value < 2**31:
+        raise TypeError(f"{what} {value} does not fit a C int, which onnx takes")
+    return value
+
+
+def _member(enum, value, what: str):
+    try:
+        return enum(value)
+    except ValueError:
+        raise TypeError(f"{what} must be an {enum.__name__}, not {value!r}") from None
 
 
 def _enum_repr(enum, value) -> str:
@@ -311,8 +331,7 @@ class OpSchema(_Frozen):
         """
         _require(name, str, "name")
         _require(domain, str, "domain")
-        if isinstance(since_version, bool) or not isinstance(since_version, int):
-            raise TypeError(f"since_version must be an int, not {builtins_type(since_version).__name__}")
+        since_version = _c_int(since_version, "since_version")
         _require(doc, str, "doc")
         constraints: list[_Constraint] = []
         for given in type_constraints:

@@ -311,3 +311,33 @@ def test_deregister_with_arguments_of_the_wrong_types_raises_type_error_as_onnx(
         onnx.defs.deregister_schema(*args)
     with pytest.raises(TypeError):
         defs.deregister_schema(*args)
+
+
+@pytest.mark.parametrize("make", [
+    lambda mod: mod.OpSchema("x", "", 2**31),
+    lambda mod: mod.OpSchema("x", "", 1.0),
+    lambda mod: mod.OpSchema.FormalParameter("a", "float", min_arity=2**31),
+    lambda mod: mod.OpSchema.FormalParameter("a", "float", param_option=7),
+])
+def test_out_of_range_or_mistyped_numbers_raise_type_error_as_onnx(make):
+    for mod in (onnx.defs, defs):
+        with pytest.raises(TypeError):
+            make(mod)
+
+
+@pytest.mark.parametrize("version", [True, -1, 0, 2**31 - 1])
+def test_edge_versions_are_kept_as_onnx_keeps_them(version):
+    assert defs.OpSchema("x", "", version).since_version == onnx.defs.OpSchema("x", "", version).since_version
+
+
+def test_an_attribute_of_neither_type_nor_default_raises_type_error():
+    """onnx lets an AttributeError out of its binding here (it takes the value for a
+    default AttributeProto); ours is a TypeError."""
+    with pytest.raises(AttributeError):
+        onnx.defs.OpSchema.Attribute("a", "not a type")
+    with pytest.raises(TypeError, match="AttrType or a default value"):
+        defs.OpSchema.Attribute("a", "not a type")
+    with pytest.raises(AttributeError):
+        onnx.defs.OpSchema.Attribute("a", 99)  # no such AttrType
+    with pytest.raises(TypeError, match="AttrType"):
+        defs.OpSchema.Attribute("a", 99)
