@@ -28,8 +28,11 @@ as the serialized AttributeProto); whether onnx has an inference or data-propaga
 function; static function bodies for every opset version they are registered for
 (serialized FunctionProto); the opset versions of context-dependent function bodies.
 
-What is not stored: doc strings of operators, parameters, constraints and attributes,
-and source file/line (size); the code of inference functions, data propagation and
+Doc strings of the operators are a second file, ``opschema_docs.json``
+(tools/gen_opschema_docs.py), read when ``OpSchema.doc`` is first asked for (`docs`).
+
+What is not stored: doc strings of parameters, constraints and attributes, and source
+file/line (size); the code of inference functions, data propagation and
 context-dependent function builders (C++ in onnx: the inference package implements
 its own, `bodies` the builders); ``FormalParameter.types`` (onnx's normalised spelling
 of the allowed types) is computed from the declared strings on first use

@@ -283,7 +283,7 @@ class OpSchema(_Frozen):
                  "max_output", "type_constraints", "attributes",
                  "has_type_and_shape_inference_function", "has_data_propagation_function",
                  "function_opset_versions", "context_dependent_function_opset_versions",
-                 "_function_bodies", "_constraints_by_name", "doc", "file", "line", "_inference")
+                 "_function_bodies", "_constraints_by_name", "_doc", "file", "line", "_inference")
     name: str
     domain: str
     since_version: int
@@ -304,7 +304,7 @@ class OpSchema(_Frozen):
     context_dependent_function_opset_versions: tuple[int, ...]
     _function_bodies: tuple[bytes, ...]
     _constraints_by_name: dict[str, _Constraint]
-    doc: str | None
+    _doc: str | None | bool
     file: str
     line: int
     _inference: Callable[[Any], None] | None
@@ -355,7 +355,18 @@ class OpSchema(_Frozen):
             attributes=MappingProxyType(attrs), has_type_and_shape_inference_function=False,
             has_data_propagation_function=False, function_opset_versions=(),
             context_dependent_function_opset_versions=(), _function_bodies=(),
-            _constraints_by_name=by_name, doc=doc or None, file="unknown", line=0, _inference=None)
+            _constraints_by_name=by_name, _doc=doc or None, file="unknown", line=0, _inference=None)
+
+    @property
+    def doc(self) -> str | None:
+        """The operator's documentation (None when there is none); a generated schema's is
+        read from opschema_docs.json on first use (`irmodel.defs.docs`)."""
+        doc = self._doc
+        if doc is False:  # a generated schema's, not read yet
+            from .docs import schema_doc  # noqa: PLC0415
+            doc = schema_doc(self.domain, self.name, self.since_version)
+            object.__setattr__(self, "_doc", doc)
+        return doc  # type: ignore[return-value]
 
     # -- a Python inference function (onnx's, for schemas a program registers) ------------------
 
@@ -418,7 +429,7 @@ class OpSchema(_Frozen):
             context_dependent_function_opset_versions=tuple(
                 record["context_dependent_function_opset_versions"]),
             _function_bodies=tuple(a2b_base64(f["body"]) for f in functions),
-            _constraints_by_name=by_name, doc=None, file="", line=0, _inference=None,
+            _constraints_by_name=by_name, _doc=False, file="", line=0, _inference=None,
         )
         return self
 
