@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .messages import CLASSES, ENUMS, EXPERIMENTAL, STABLE, OperatorStatus, Version
     from .proto import IR_VERSION, REGISTRY
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402 (the one home of the number)
 
 
 def save(model: Any, f: str | os.PathLike[str] | BinaryIO, save_as_external_data: bool = False, all_tensors_to_one_file: bool = True,

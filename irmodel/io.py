@@ -35,6 +35,24 @@ def message_class(type_name: str) -> Any:
                          f"{', '.join(sorted(CLASSES))}") from None
 
 
+def as_message(obj: Any, type_name: str) -> Any:
+    """``obj`` as our message of ``type_name``: ours as it is; serialized bytes or the
+    reference's protobuf message (same type name) read back; TypeError otherwise, as onnx.
+
+    What every public function taking onnx's messages accepts (the checker, inference).
+    """
+    cls = message_class(type_name)
+    if isinstance(obj, cls):
+        return obj
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return loads(obj, type_name)
+    serialize = getattr(obj, "SerializeToString", None)
+    descriptor = getattr(obj, "DESCRIPTOR", None)
+    if serialize is not None and getattr(descriptor, "name", None) == type_name:
+        return loads(serialize(), type_name)  # the reference's message
+    raise TypeError(f"The proto message needs to be of type '{type_name}'")
+
+
 def _buffer_of(data):
     """``(src, memoryview)``: an indexable buffer whose slices have ``.decode`` (bytes, mmap)."""
     if isinstance(data, (bytes, mmap.mmap)):

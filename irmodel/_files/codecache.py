@@ -76,7 +76,7 @@ class FileCodeCache:
             self._resolved = True
             base = self._given if self._given is not None else default_directory()
             if base:
-                from .. import __version__  # noqa: PLC0415 (not at import: irmodel is importing us)
+                from .._version import __version__  # noqa: PLC0415
 
                 self._dir = os.path.join(base, f"scan-{__version__}-{sys.implementation.cache_tag}")
         return self._dir

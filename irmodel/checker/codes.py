@@ -87,6 +87,10 @@ CODES: dict[str, tuple[str, str]] = {
              "and 4-bit types) as its dims require."),
     "T610": ("tensor-external-with-data", "a tensor stored externally has no data field."),
     "T611": ("tensor-external-no-location", "a tensor stored externally has a location entry."),
+    "T612": ("tensor-float6-padding",
+             "the bits of a packed FLOAT6 tensor's raw_data past its last element are zero."),
+    "T613": ("tensor-float6-high-bits",
+             "a FLOAT6 tensor's int32_data values use only bits 0-5 (0 to 63)."),
     # -- external data locations ---------------------------------------------------------------
     "X701": ("location-empty", "an external data location is not empty."),
     "X702": ("location-absolute", "an external data location is a relative path."),

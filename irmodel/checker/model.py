@@ -25,18 +25,9 @@ from .tensor import check_tensor as _tensor_rules
 
 def _message(obj, type_name: str):
     """``obj`` as an irmodel message of ``type_name`` (TypeError otherwise, as onnx)."""
-    from .. import loads, message_class  # noqa: PLC0415
+    from ..io import as_message  # noqa: PLC0415
 
-    cls = message_class(type_name)
-    if isinstance(obj, cls):
-        return obj
-    if isinstance(obj, (bytes, bytearray, memoryview)):
-        return loads(obj, type_name)
-    serialize = getattr(obj, "SerializeToString", None)
-    descriptor = getattr(obj, "DESCRIPTOR", None)
-    if serialize is not None and getattr(descriptor, "name", None) == type_name:
-        return loads(serialize(), type_name)  # the reference's message
-    raise TypeError(f"The proto message needs to be of type '{type_name}'")
+    return as_message(obj, type_name)
 
 
 class _Run:

@@ -24,6 +24,7 @@ from ..limits import MAX_SIZE
 # negative dim and an overflow exactly where the reference does.
 INT64_MAX = MAX_SIZE
 _UNDEFINED, _INT64, _STRING = 0, 7, 8
+_FLOAT6 = frozenset({27, 28})  # FLOAT6E2M3, FLOAT6E3M2: 6-bit elements
 _EXTERNAL = 1  # TensorProto.EXTERNAL
 
 # Typed storage per data type: (field, values per element, elements per value).  A data
@@ -129,6 +130,12 @@ def _check_tensor(report, t, ctx, path: str, node) -> None:
         report.add("T609", f"{path}.{field}",
                    f"TensorProto (tensor name: {name}) {field} size ({have}) is too small for the "
                    f"declared shape{packed} ({needed} {word} values required).", node)
+    elif dtype in _FLOAT6:
+        # The one rule that reads typed values: a FLOAT6 element is 6 bits of an int32 entry.
+        if any(v < 0 or v > 0x3F for v in t.int32_data):
+            report.add("T613", f"{path}.int32_data",
+                       f"TensorProto (tensor name: {name}) FLOAT6 int32_data values must use only bits 0-5.",
+                       node)
 
 
 def _check_raw(report, t, path, node, name, dtype, nelem) -> None:
@@ -150,6 +157,11 @@ def _check_raw(report, t, path, node, name, dtype, nelem) -> None:
         report.add("T609", f"{path}.raw_data",
                    f"TensorProto (tensor name: {name}) raw_data size ({size} bytes) is too small for "
                    f"the declared shape and type ({needed} bytes required).", node)
+    elif dtype in _FLOAT6 and needed and (nelem * 6) % 8:
+        # The bits of the last byte past the last element are zero (one byte read).
+        if t.raw_data[needed - 1] & (0xFF << (nelem * 6) % 8) & 0xFF:
+            report.add("T612", f"{path}.raw_data", f"TensorProto (tensor name: {name}) has non-zero "
+                                                   "padding bits in its packed FLOAT6 raw_data.", node)
 
 
 def _check_external(report, t, ctx, path, node, name, present) -> None:

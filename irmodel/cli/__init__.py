@@ -52,7 +52,7 @@ def _chosen(argv: list[str] | None) -> str | None:
 def build_parser(argv: list[str] | None = None) -> Parser:
     """The parser; for a command line that names a command, only that command's module
     is imported (`irmodel inspect` never imports the modules of dump, raw or convert)."""
-    from .. import __version__  # noqa: PLC0415
+    from .._version import __version__  # noqa: PLC0415
 
     p = Parser(prog="irmodel", description="Inspect, dump, check, infer and convert ONNX models and protobuf files.")
     p.add_argument("--version", action="version", version=f"irmodel {__version__}")

@@ -25,6 +25,10 @@ from bisect import bisect_right
 
 from .opschema import OpSchema
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opschemas.json")
 #: onnxruntime's contrib operators (tools/gen_contrib_schemas.py), a table of its own: onnx
 #: does not know them, so they are found by `get_schema` in their domain only and are not
@@ -230,16 +234,130 @@ def _arguments(op_type, max_inclusive_version, domain) -> tuple:
     return op_type, max_inclusive_version, domain
 
 
+# -- schemas a program registers (onnx.defs.register_schema) ------------------------------------
+#
+# Kept beside the generated tables, which never change: (domain, name) -> ([since_versions
+# ascending], [schemas in step]); the generated schemas a program deregistered, by (domain,
+# name, since_version); the domain ranges `register_schema` widened.  `changes` counts every
+# registration and deregistration: a cache of lookups (inference's) compares it.
+
+_registered: dict[tuple[str, str], tuple[list, list]] = {}
+_removed: set[tuple[str, str, int]] = set()
+_ranges: dict[str, tuple[int, int]] = {}
+changes = 0
+
+
+def _table_for(domain: str) -> _Table:
+    return (_contrib or _load_contrib()) if domain in CONTRIB_DOMAINS else (_table or _load())
+
+
 def _find(op_type: str, version: int | None, domain: str) -> OpSchema | None:
-    if domain in CONTRIB_DOMAINS:
-        table = _contrib or _load_contrib()
-    else:
-        table = _table or _load()
+    if _registered or _removed:
+        return _find_changed(op_type, version, domain)
+    table = _table_for(domain)
     entry = table.index.get((domain, op_type))
     if entry is None:
         return None
     i = len(entry[0]) - 1 if version is None else bisect_right(entry[0], version) - 1
     return table.schema_at(entry, i) if i >= 0 else None
+
+
+def _find_generated(op_type: str, version: int, domain: str) -> OpSchema | None:
+    """The generated table's schema of exactly ``version``, deregistered or not."""
+    table = _table_for(domain)
+    entry = table.index.get((domain, op_type))
+    if entry is None or version not in entry[0]:
+        return None
+    return table.schema_at(entry, entry[0].index(version))
+
+
+def _versions(domain: str, op_type: str) -> list[tuple[int, int, Any]]:
+    """Every schema of an operator, generated and registered: ``[(since_version, source,
+    where)]`` sorted, without the deregistered ones (source 0: the table, 1: registered)."""
+    out: list[tuple[int, int, Any]] = []
+    table = _table_for(domain)
+    entry = table.index.get((domain, op_type))
+    if entry is not None:
+        out.extend((v, 0, (table, entry, i)) for i, v in enumerate(entry[0])
+                   if (domain, op_type, v) not in _removed)
+    mine = _registered.get((domain, op_type))
+    if mine is not None:
+        out.extend((v, 1, schema) for v, schema in zip(*mine))
+    out.sort(key=lambda item: item[0])
+    return out
+
+
+def _made(item: tuple[int, int, Any]) -> OpSchema:
+    if item[1] == 1:
+        return item[2]
+    table, entry, i = item[2]
+    return table.schema_at(entry, i)
+
+
+def _find_changed(op_type: str, version: int | None, domain: str) -> OpSchema | None:
+    chosen = None
+    for item in _versions(domain, op_type):
+        if version is None or item[0] <= version:
+            chosen = item
+    return None if chosen is None else _made(chosen)
+
+
+def register_schema(schema: OpSchema) -> None:
+    """Make ``schema`` (a copy of it, as onnx keeps) found by every lookup, the checker's
+    and inference's included.  As ``onnx.defs.register_schema``, the domain's opset range
+    is widened to the schema's version if needed; `SchemaError` if the operator already
+    has a schema at that version in that domain."""
+    if not isinstance(schema, OpSchema):
+        raise TypeError(f"register_schema takes an OpSchema, not {type(schema).__name__}")
+    global changes
+    domain, name, version = schema.domain, schema.name, schema.since_version
+    if (domain, name, version) in _removed and _find_generated(name, version, domain) is schema:
+        _removed.discard((domain, name, version))  # a deregistered generated schema put back
+        changes += 1
+        return
+    if any(v == version for v, _source, _where in _versions(domain, name)):
+        raise SchemaError(f"Trying to register schema with name {name} (domain: {domain} version: "
+                          f"{version}), but it is already registered")
+    known = domain_version_range(domain)
+    low, high = known or (version, version)
+    if known is None or not low <= version <= high:
+        _ranges[domain] = (min(low, version), max(high, version))
+    versions, schemas = _registered.setdefault((domain, name), ([], []))
+    at = bisect_right(versions, version)
+    versions.insert(at, version)
+    schemas.insert(at, schema._copy())
+    changes += 1
+
+
+def deregister_schema(op_type: str, version: int, domain: str) -> None:
+    """Remove the schema of ``op_type`` registered at exactly ``version`` in ``domain``, a
+    program's or a generated one (as onnx allows); `SchemaError` if there is none."""
+    global changes
+    if not (isinstance(op_type, str) and isinstance(domain, str) and isinstance(version, int)):
+        raise TypeError("deregister_schema takes (op_type: str, version: int, domain: str), not "
+                        f"({type(op_type).__name__}, {type(version).__name__}, {type(domain).__name__})")
+    mine = _registered.get((domain, op_type))
+    if mine is not None and version in mine[0]:
+        at = mine[0].index(version)
+        del mine[0][at], mine[1][at]
+        if not mine[0]:
+            del _registered[(domain, op_type)]
+    elif any(v == version and source == 0 for v, source, _where in _versions(domain, op_type)):
+        _removed.add((domain, op_type, version))
+    else:
+        raise SchemaError(f"Attempting to deregister an unregistered schema with name: {op_type} "
+                          f"domain: {domain} version: {version}")
+    changes += 1
+
+
+def set_domain_to_version(domain: str, min_version: int, max_version: int) -> None:
+    """Set the opset range known for ``domain`` (onnx's ``C.set_domain_to_version``)."""
+    _ranges[domain] = (int(min_version), int(max_version))
+
+
+def schema_version_map() -> dict[str, tuple[int, int]]:
+    """Every domain's ``(min, max)`` opset range (onnx's ``C.schema_version_map``)."""
+    return {**(_table or _load()).domain_versions, **_ranges}
 
 
 def get_schema(op_type: str, max_inclusive_version: int | None = None,
@@ -265,10 +383,25 @@ def has_schema(op_type: str, max_inclusive_version: int | None = None,
 
 
 def get_all_schemas_with_history() -> list[OpSchema]:
-    """Every version of every operator, sorted by domain, name and since_version."""
+    """Every version of every operator, sorted by domain, name and since_version (with the
+    schemas a program registered, without those it deregistered)."""
     table = _table or _load()
+    if _registered or _removed:
+        return [_made(item) for key in _all_keys(table) for item in _versions(*key)]
     return [table.schema_at(entry, i)
             for _key, entry in sorted(table.index.items()) for i in range(len(entry[0]))]
+
+
+def _all_keys(table: _Table) -> list[tuple[str, str]]:
+    """The (domain, name) of onnx's table and of registered schemas (contrib ones only when
+    registered: the contrib table is listed by `get_contrib_schemas`)."""
+    return sorted(set(table.index) | set(_registered))
+
+
+def get_function_ops() -> list[OpSchema]:
+    """The newest schema of every operator defined as a function (a static body or one
+    built per node), as ``onnx.defs.get_function_ops``."""
+    return [s for s in get_all_schemas() if s.has_function or s.has_context_dependent_function]
 
 
 def get_contrib_schemas() -> list[OpSchema]:
@@ -289,6 +422,9 @@ def is_contrib_domain(domain: str) -> bool:
 def get_all_schemas() -> list[OpSchema]:
     """The newest version of every operator, sorted by domain and name."""
     table = _table or _load()
+    if _registered or _removed:
+        newest = (_versions(*key) for key in _all_keys(table))
+        return [_made(items[-1]) for items in newest if items]
     return [table.schema_at(entry, len(entry[0]) - 1) for _key, entry in sorted(table.index.items())]
 
 
@@ -296,19 +432,21 @@ def domain_version_range(domain: str) -> tuple[int, int] | None:
     """``(min, max)`` opset version known for ``domain``, None for a domain onnx does not know.
 
     The ranges are onnx's ``schema_version_map()`` (it lists ai.onnx.training, which
-    has no operators); "" is ai.onnx and, as there, "ai.onnx" is not a key.
+    has no operators); "" is ai.onnx and, as there, "ai.onnx" is not a key.  A range
+    `register_schema` or `set_domain_to_version` set comes first.
     """
-    return (_table or _load()).domain_versions.get(domain)
+    found = _ranges.get(domain)
+    return found if found is not None else (_table or _load()).domain_versions.get(domain)
 
 
 def onnx_opset_version() -> int:
     """The newest opset version of the ai.onnx domain."""
-    return (_table or _load()).domain_versions[ONNX_DOMAIN][1]
+    return domain_version_range(ONNX_DOMAIN)[1]  # type: ignore[index]
 
 
 def onnx_ml_opset_version() -> int:
     """The newest opset version of the ai.onnx.ml domain."""
-    return (_table or _load()).domain_versions[ONNX_ML_DOMAIN][1]
+    return domain_version_range(ONNX_ML_DOMAIN)[1]  # type: ignore[index]
 
 
 def reference_version() -> str:

@@ -9,10 +9,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any
 
-from .engine import GraphRecord, Options, Run, Scope, function_id
+from .engine import LATEST_IR_VERSION, GraphRecord, Options, Run, Scope, function_id
 from .slot import Slot
 from .dims import int32
 from .errors import FatalError, HardError, InferenceError, NodeInferenceError
+from .pyrules import UserRuleError
 from .symbols import SymbolTable
 from .splice import splice_value_infos
 from .types import type_bytes, type_from_proto, type_to_proto, value_info_fields
@@ -66,6 +67,8 @@ def inference_mode(symbolic: bool):
         yield hooks
     except (NodeInferenceError, HardError, FatalError) as exc:
         raise InferenceError([str(exc)]) from None
+    except UserRuleError as exc:  # a registered Python function's own exception, as it was raised
+        raise exc.error from None
     except RecursionError:
         raise InferenceError(["model nested too deeply"]) from None
     finally:
@@ -278,11 +281,46 @@ def infer_node_outputs(schema, node, input_types: dict, input_data: dict | None 
         view = NodeView(node, 0)
         ctx = scope.make_context(view)
         ctx.symbolic_ = [None] * len(view.inputs)  # no data propagation here
-        fn = lookup.inference_function(schema.domain, schema.name, schema.since_version)
+        fn = lookup.rule_for(schema, schema.domain, schema.name)
         if fn is not None:
             fn(ctx)
         check_input_output_types(schema, ctx)
     except (NodeInferenceError, HardError, FatalError) as exc:
         raise InferenceError([str(exc)]) from None
+    except UserRuleError as exc:
+        raise exc.error from None
     from .types import UNSET  # noqa: PLC0415
     return {name: type_to_proto(UNSET if t is None else t) for name, t in zip(node.output, ctx.outputs)}
+
+
+def infer_function_output_types(function, input_types, attributes) -> list:
+    """The types of ``function``'s outputs for a call with these input types and attributes.
+
+    ``onnx.shape_inference.infer_function_output_types``: the body is inferred as a call
+    would infer it (strict mode, ``check_type``, no data propagation, no constant input
+    values), with the opsets the function imports.  ``input_types`` gives one TypeProto
+    per actual input; an empty TypeProto marks an absent (optional) input, as in onnx.
+    ``attributes`` are the caller's AttributeProtos.  Returns one TypeProto per output
+    of the function, empty where nothing is known.
+    """
+    from .. import NodeProto, loads  # noqa: PLC0415
+    from ..io import as_message  # noqa: PLC0415
+    from .context import InferenceContext, NodeView  # noqa: PLC0415
+    from .types import UNSET  # noqa: PLC0415
+    function = as_message(function, "FunctionProto")
+    types = [type_from_proto(as_message(t, "TypeProto")) for t in input_types]
+    call = NodeProto()  # a call site: inputs named where present, one output per formal output
+    call.input.extend(f"in{i}" if t is not UNSET else "" for i, t in enumerate(types))
+    call.output.extend(f"out{i}" for i in range(len(function.output)))
+    call.attribute.extend(as_message(a, "AttributeProto") for a in attributes)
+    view = NodeView(call, 0)
+    none = [None] * len(types)
+    ctx = InferenceContext(view, [None if t is UNSET else t for t in types], none, none, none)
+    with inference_mode(False):
+        opsets = {op.domain: int32(op.version) for op in function.opset_import}
+        run = Run(Options(check_type=True, strict=True), None, {})
+        scope = Scope(run, opsets, None, {}, LATEST_IR_VERSION, None)
+        scope.process_function(function, list(function.input), list(function.output), ctx)
+        scope.finalize()
+    return [loads(type_bytes(UNSET if t is None else t), "TypeProto") for t in ctx.outputs]
+

@@ -108,7 +108,7 @@ class Run:
             fn = prop = None
             if schema is not None:
                 if schema.has_type_and_shape_inference_function:
-                    fn = lookup.inference_function(domain, op_type, schema.since_version)
+                    fn = lookup.rule_for(schema, domain, op_type)
                 if schema.has_data_propagation_function:
                     prop = lookup.propagation_function(domain, op_type, schema.since_version)
             rules = self.ops[key] = (schema, fn, prop)

@@ -766,4 +766,9 @@ def _kind(scope, op: bytes, dom: bytes):
     schema, fn, prop = scope.run.op_rules(domain, op_type, version)
     if schema is None or fn is None or not schema.has_type_and_shape_inference_function:
         return None
+    if type(fn) is not _PLAIN_FUNCTION:
+        return None  # a registered Python function (`pyrules.PythonRule`) runs at every node
     return op_type, domain, version, prop
+
+
+_PLAIN_FUNCTION = type(_kind)

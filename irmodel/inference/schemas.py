@@ -13,6 +13,7 @@ from __future__ import annotations
 from . import lookup
 
 _cache: dict = {}
+_seen = [0]  # `irmodel.defs.registry.changes` when `_cache` was last valid
 _defs = None
 
 
@@ -30,11 +31,14 @@ def _defs_module():
 def get_schema(op_type: str, version: int, domain: str):
     """The schema that applies to ``op_type`` at opset ``version`` of ``domain``, or None."""
     key = (op_type, version, domain)
+    d = _defs_module()
+    if d and d.registry.changes != _seen[0]:  # a program (de)registered a schema since
+        _cache.clear()
+        _seen[0] = d.registry.changes
     try:
         return _cache[key]
     except KeyError:
         pass
-    d = _defs_module()
     if d:
         try:
             schema = d.get_schema(op_type, version, domain)

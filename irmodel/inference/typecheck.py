@@ -10,7 +10,8 @@ they are (checker errors) in the reference.
 
 from __future__ import annotations
 
-from .errors import HardError
+from ..defs.typestrings import normalize_type_str
+from .errors import FatalError, HardError
 from .typestr import parse_type_string, type_string
 from .types import UNSET
 
@@ -18,10 +19,18 @@ SINGLE, OPTIONAL, VARIADIC = 0, 1, 2
 
 
 def _allowed(schema, param) -> frozenset:
+    """The normalised types ``param`` allows: a schema may write ``seq(map(int64, float))``
+    (ZipMap) where a value's type reads ``seq(map(int64,tensor(float)))``; the reference
+    compares normalised types (``FormalParameter.types``)."""
+    types = getattr(param, "type_set", None)
+    if types is not None:
+        return types
     tc = schema.type_constraint(param.type_str) if hasattr(schema, "type_constraint") else None
-    if tc is not None:
-        return frozenset(tc.allowed_type_strs)
-    return frozenset((type_string(parse_type_string(param.type_str)),))
+    declared = tc.allowed_type_strs if tc is not None else (param.type_str,)
+    try:
+        return frozenset(normalize_type_str(s) for s in declared)
+    except ValueError as exc:
+        raise FatalError(str(exc)) from None
 
 
 # Schemas that allow only some counts inside [min, max] (the reference's NumOutputs({...})).

@@ -7,15 +7,11 @@ reference does.
 
 from __future__ import annotations
 
-from .._dtypes.table import ROWS
+from ..defs.typestrings import ELEM_CODES, ELEM_NAMES
+from ..defs.typestrings import strip_parens as _strip_parens
 from .errors import FatalError
 from .types import (UNSET, MapType, OpaqueType, OptionalType, SequenceType, SparseTensorType,
                     TensorType)
-
-#: The schema type-string name of each element type: the table's enum names in lower case
-#: (``FLOAT8E4M3FN`` -> ``float8e4m3fn``), as the reference's ``data_type_utils`` writes them.
-ELEM_NAMES = {row[0]: row[1].lower() for row in ROWS}
-ELEM_CODES = {v: k for k, v in ELEM_NAMES.items()}
 
 
 def elem_name(code) -> str:
@@ -56,16 +52,6 @@ def type_string(t) -> str:
             inner += t.name
         return f"opaque({inner})"
     raise FatalError("Unsupported type proto value case:0")
-
-
-def _strip_parens(s: str) -> str:
-    s = s.strip()
-    if s.startswith("("):
-        s = s[1:]
-    s = s.strip()
-    if s.endswith(")"):
-        s = s[:-1]
-    return s.strip()
 
 
 def parse_type_string(s: str):

@@ -183,6 +183,10 @@ CASES = [
      _init(m).float_data.extend([1.0, 2.0])),
     ("T609", "graph.initializer[0].raw_data", lambda m: _set(_init(m), data_type=TensorProto.INT4,
                                                              dims=[5], raw_data=b"\0\0")),
+    ("T612", "graph.initializer[0].raw_data", lambda m: _set(_init(m), data_type=TensorProto.FLOAT6E2M3,
+                                                             dims=[3], raw_data=b"\0\0\x10")),
+    ("T613", "graph.initializer[0].int32_data", lambda m: _init(m).ClearField("raw_data") or
+     _set(_init(m), data_type=TensorProto.FLOAT6E3M2, dims=[2]) or _init(m).int32_data.extend([63, -1])),
     ("T610", "graph.initializer[0]", lambda m: _set(_init(m), data_location=TensorProto.EXTERNAL) or
      _init(m).external_data.add(key="location", value="w.bin")),
     ("T611", "graph.initializer[0]", lambda m: _init(m).ClearField("raw_data") or

@@ -107,12 +107,12 @@ def _differences(ours, ref, max_version: int) -> list:
           [_param_fields(p, True) for p in ref.outputs])
     check("type_constraints",
           [(c.type_param_str, c.allowed_type_strs) for c in ours.type_constraints],
-          [(c.type_param_str, tuple(c.allowed_type_strs)) for c in ref.type_constraints])
+          [(c.type_param_str, list(c.allowed_type_strs)) for c in ref.type_constraints])
     for c in ref.type_constraints:
         found = ours.type_constraint(c.type_param_str)
         check(f"type_constraint({c.type_param_str!r})",
               found and (found.type_param_str, found.allowed_type_strs),
-              (c.type_param_str, tuple(c.allowed_type_strs)))
+              (c.type_param_str, list(c.allowed_type_strs)))
     check("attributes (names, in order)", list(ours.attributes), list(ref.attributes))
     for name, ra in ref.attributes.items():
         oa = ours.attributes.get(name)

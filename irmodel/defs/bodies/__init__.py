@@ -93,10 +93,11 @@ def build_function_body(schema, node, input_types: Sequence, opset_version: int 
     return f
 
 
-def missing_builders() -> list[tuple[str, str, int]]:
-    """(domain, name, since_version) of the schemas with a built body that no builder here writes."""
-    from .. import get_all_schemas_with_history  # noqa: PLC0415
-    return sorted((s.domain, s.name, s.since_version) for s in get_all_schemas_with_history()
+def missing_builders(schemas) -> list[tuple[str, str, int]]:
+    """(domain, name, since_version) of ``schemas`` (``defs.get_all_schemas_with_history()``)
+    that have a built body no builder here writes.  The schemas are the caller's: the
+    registry makes schemas whose bodies come from here, so this module never imports it."""
+    return sorted((s.domain, s.name, s.since_version) for s in schemas
                   if s.context_dependent_function_opset_versions and (s.domain, s.name) not in BUILDERS)
 
 

@@ -120,6 +120,7 @@ def einsum(ctx) -> None:
     num_operands = 0
     num_ellipsis = 0
     num_ellipsis_indices = 0
+    first_ellipsis_operand = 0
     for term in left.split(","):
         ell = term.find("...")
         if n <= num_operands:
@@ -133,6 +134,15 @@ def einsum(ctx) -> None:
             if rank < term_size:
                 raise fail_shape("Ellipsis represents incompatible dimensions for input ", num_operands, ". Rank ",
                                  rank, " is less than term size ", term_size, ".")
+            # Every ellipsis covers as many dims as the first: checked before the dims are read.
+            if num_ellipsis == 0:
+                num_ellipsis_indices = rank - term_size
+                first_ellipsis_operand = num_operands
+            elif num_ellipsis_indices != rank - term_size:
+                raise fail_shape("Ellipsis for input ", num_operands, " represents ", rank - term_size,
+                                 " dimensions, but ellipsis for input ", first_ellipsis_operand, " represents ",
+                                 num_ellipsis_indices, " dimensions.")
+            num_ellipsis += 1
         elif rank != term_size:
             raise fail_shape("Rank of input ", num_operands, " (", rank, ") does not match the equation indices (",
                              term_size, ").")
@@ -164,12 +174,6 @@ def einsum(ctx) -> None:
             else:
                 repeated.add(c)
             index += 1
-        if ell >= 0:
-            if num_ellipsis == 0:
-                num_ellipsis_indices = rank - term_size
-            elif num_ellipsis_indices != rank - term_size:
-                raise fail_shape("Ellipsis represents incompatible dimensions.")
-            num_ellipsis += 1
         num_operands += 1
     if n != num_operands:
         raise fail_shape("Number of input tensors does not match the operands in the equation.")
