@@ -313,7 +313,7 @@ def residual_mlp(blocks: int = 3000, width: int = 16, seed: int = 0):
     g, w = _Graph(), _Weights(seed)
     named: list = []
     anonymous: list = []
-    serial = 6 * blocks + 88  # where the exporter's counter stands when it names the weights
+    serial = 35 * blocks + 1  # where the exporter's value counter stands when it names the weights
 
     def scalar(scope: str, value: float) -> str:
         t = TensorProto(data_type=FLOAT, raw_data=np.float32(value).tobytes())
