@@ -16,21 +16,21 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from typing import Any, Callable
 
     from .message import Message
+    from .scanhints import ScanHints
     from .schema import FieldSpec
 
 from .varint import read_short_varint
 from .schema import ENUM, MESSAGE, MessageSpec, Registry
 
-# Types whose items repeat byte for byte across a graph (a node's ``axis: -1``, ``alpha``):
-# `make_child` keeps what a successful scan of a short span decoded, keyed by those bytes,
-# and a later item with the same bytes copies it instead of scanning.  Only when every
-# decoded value is an immutable str, int or float and the scan left nothing else behind
-# (no containers, spans, unknown fields: `scan.memo_store` decides); the key is the whole
-# span, so the values are what a scan of those bytes gives, wherever they are.  A scan
-# that fails stores nothing, so malformed bytes always take the scan and its error.  Bytes
-# whose scan left anything else are kept too, as `scan.NOT_KEPT`: their next copy scans
-# without offering its result to `memo_store` again.
-_MEMO_TYPES = frozenset({"AttributeProto"})
+# The memo of a type whose items repeat byte for byte across a file (`ScanHints.memo`: a
+# node's ``axis: -1``, ``alpha``): `make_child` keeps what a successful scan of a short span
+# decoded, keyed by those bytes, and a later item with the same bytes copies it instead of
+# scanning.  Only when every decoded value is an immutable str, int or float and the scan
+# left nothing else behind (no containers, spans, unknown fields: `scan.memo_store`
+# decides); the key is the whole span, so the values are what a scan of those bytes gives,
+# wherever they are.  A scan that fails stores nothing, so malformed bytes always take the
+# scan and its error.  Bytes whose scan left anything else are kept too, as
+# `scan.NOT_KEPT`: their next copy scans without offering its result to `memo_store` again.
 #: Spans longer than this are not kept (the key is a copy of the bytes).
 MEMO_SPAN = 64
 #: Entries per type; past it nothing more is kept (a bound on memory, not an eviction policy).
@@ -60,8 +60,8 @@ def long_length(m, src, p: int, start: int, end: int, overrun: Callable) -> tupl
 # files).  Stored with the code is its *stamp*: everything the generated source depends
 # on, written out in full (`_stamp`): the generator's own files (this module, `scansource`
 # and `schema`, whose constants it uses: their size and modification time, the rule
-# CPython uses for its own .pyc files), which function, and every field of the type as the
-# generator reads it.  An entry is used only when its stamp is exactly the stamp of
+# CPython uses for its own .pyc files), which function, every field of the type as the
+# generator reads it, and the type's `ScanHints` (`build_classes`).  An entry is used only when its stamp is exactly the stamp of
 # now, so a change of the schema or of the generator can never run stale code, and a
 # process whose entries are valid never generates the source at all.  Entries of another
 # Python are refused by their header (the bytecode magic number) before they are
@@ -99,11 +99,11 @@ def generator_stamp() -> str:
     return _generator_stamp
 
 
-def _stamp(spec: MessageSpec, registry: Registry, which: str) -> str:
+def _stamp(spec: MessageSpec, registry: Registry, which: str, hints: ScanHints) -> str:
     """Everything `scan_source` and `build_scanner` read to write the source of ``which``."""
     fields = tuple((f.number, f.name, f.kind, f.repeated, f.type_name, f.oneof, f.packed,
                     f.kind == ENUM and registry.enum(f.type_name).closed) for f in spec.fields)
-    return repr((generator_stamp(), which, spec.name, spec.syntax, fields))
+    return repr((generator_stamp(), which, spec.name, spec.syntax, fields, tuple(hints)))
 
 
 def _compile(source_of: Callable[[], str], stamp: str, filename: str, key: str, cache: Any) -> Any:
@@ -168,7 +168,8 @@ def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: 
     compiled on its first call only: most types only ever need one of the two, and
     compiling costs about a millisecond per function (or loaded from the class's
     ``_code_cache``, see `_compile`).
-    ``helpers`` supplies the functions the code calls (`scan._SCANNER_HELPERS`).
+    ``helpers`` supplies the functions the code calls (`scan._SCANNER_HELPERS`); the
+    class's ``_scan_hints`` (`build_classes`) say how its fields occur in files.
     """
     spec = cls._spec
     cls_of = lambda f: cls._classes[f.name]  # noqa: E731
@@ -177,21 +178,21 @@ def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: 
     for f in spec.fields:
         if f.name in cls._checks:
             ns[f"CHECK_{f.number}"] = cls._checks[f.name]
-    memo = which == "make_child" and spec.name in _MEMO_TYPES
-    if memo:
+    hints = cls._scan_hints
+    if which == "make_child" and hints.memo:
         ns.update(MEMO={}, MEMO_SPAN=MEMO_SPAN, MEMO_ENTRIES=MEMO_ENTRIES)
 
     def source_of() -> str:
         from .scansource import source  # noqa: PLC0415 - only when the cache has no valid entry
 
-        return source(spec, registry, cls_of, which, memo)
+        return source(spec, registry, cls_of, which, hints)
 
     # The key names the generator's files and the stamp's length, so that two versions of
     # a schema or of this generator (two checkouts, say) mostly keep an entry each instead
     # of replacing each other's; the stamp stored with the code is compared in full.
     gen = generator_stamp()
     cache = cls._code_cache if gen else None
-    stamp = _stamp(spec, registry, which) if cache is not None else ""
+    stamp = _stamp(spec, registry, which, hints) if cache is not None else ""
     code = _compile(source_of, stamp, f"<wirefmt {which} {spec.name}>",
                     f"{cls.__module__}.{spec.name}.{which}.{gen}.{len(stamp):x}", cache)
     exec(code, ns)  # noqa: S102 -- source built above from the schema tables only

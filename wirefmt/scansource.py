@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .message import Message
     from .schema import FieldSpec
 
+from .scanhints import NO_HINTS, ScanHints
 from .schema import BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT, MessageSpec, Registry
 
 _HEADER_CHILD = '''\
@@ -76,19 +77,14 @@ _MEMO_STORE = '''\
         memo_store(MEMO, key, d)
 '''
 
-# Repeated scalar fields whose empty container `make_child` puts in place when the scan
-# found none (tuned for the full walk, which reads all three of every attribute: an absent
-# field read through its class's `_LazyScalars` costs a Python call from C, ~4k
-# instructions, against ~1k here).  The container is the one that read would have made
-# (owner, element check), so mutation, copy-on-write and encoding are unchanged; fields
-# with packed chunks waiting in ``_lazy`` are left to that read.
-_EAGER_EMPTY = {"AttributeProto": ("floats", "ints", "strings")}
+def _eager_empty(spec: MessageSpec, hints: ScanHints, after_memo_hit: bool) -> str:
+    """The source that puts the empty containers of ``hints.eager_empty`` in place.
 
-
-def _eager_empty(spec: MessageSpec, after_memo_hit: bool) -> str:
-    """The source that puts the empty containers of ``_EAGER_EMPTY[spec.name]`` in place."""
+    The container is the one a read would have made (owner, element check), so mutation,
+    copy-on-write and encoding are unchanged; fields with packed chunks waiting in
+    ``_lazy`` are left to that read."""
     out = []
-    for name in _EAGER_EMPTY.get(spec.name, ()):
+    for name in hints.eager_empty:
         f = spec.by_name[name]
         indent = "    "
         if not after_memo_hit:  # a memo hit holds plain values only, and nothing is lazy
@@ -217,7 +213,7 @@ def _with_reloads(source: str, spec: MessageSpec, locals_: set) -> str:
 
 
 def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
-            locals_: set) -> tuple[int, str] | None:
+            locals_: set, hints: ScanHints) -> tuple[int, str] | None:
     """(tag, code) of the inline branch for field ``f``, or None to leave it to ``slow``."""
     name = f.name
     sibs = _sibling_pops(spec, f)
@@ -236,7 +232,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
             if f.repeated:
                 return None
             body = _LEN + sibs + f"                    d[{name!r}] = mv[q:e]\n"
-        elif f.repeated and tag < 128 and name in _RUNS.get(spec.name, ()):
+        elif f.repeated and tag < 128 and name in hints.runs:
             # A field written as one long run (a graph's nodes): the run is read by one
             # call of `span_run`, whatever the length of each item's length.
             consts[f"CLASS_{f.number}"] = cls_of(f)
@@ -253,8 +249,8 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
                 "                        seq._forget_cb = None\n"
                 f"                        d[{name!r}] = seq\n"
                 f"                    pos = span_run(m, src, pos, start, end, {local}._spans)\n")
-        elif f.repeated and name in _EAGER_ITEMS.get(spec.name, ()):
-            # Items made now, into a `MessageList` (see `_EAGER_ITEMS`); an item that
+        elif f.repeated and name in hints.eager_items:
+            # Items made now, into a `MessageList` (`ScanHints.eager_items`); an item that
             # cannot be made turns the field into a lazy sequence (`defer_items`), which
             # the `else` branch then extends.
             consts[f"CLASS_{f.number}"] = cls_of(f)
@@ -262,7 +258,7 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
             locals_.add(local)
             body = _LEN + (
                 f"                    if {local} is None:\n"
-                f"                        if end - start > {_EAGER_SPAN}:  # a large owner: lazy, see _EAGER_SPAN\n"
+                f"                        if end - start > {hints.eager_span}:  # a large owner: lazy, see eager_span\n"
                 f"                            {local} = lazy_items(m, {name!r})\n"
                 "                        else:\n"
                 f"                            {local} = d[{name!r}] = ML()\n"
@@ -346,65 +342,28 @@ def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
     return None
 
 
-#: Repeated message fields whose items a scan makes at once, with their owner, into a
-#: `MessageList` (a ``list``): a node's attributes, which a walk reads with the node, and
-#: whose iteration is then C code instead of a Python ``__iter__`` per node (-9% of a full
-#: walk's time, benchmarks/RESULTS.md, session 15).  A short field only: each item is made
-#: whether it is read or not.
-_EAGER_ITEMS = {"NodeProto": ("attribute",)}
-#: Owners longer than this (bytes) keep those fields lazy: items made at once cost about
-#: 500 bytes of objects for as little as 2 bytes of input (measured: 96 MiB for 200,000
-#: empty attributes), so a node of 4 KB holds at most ~1 MB this way, and a forged node of
-#: megabytes of empty attributes is read item by item as any long sequence is (held weakly
-#: past 64 items; tests/test_message_list.py bounds it).
-_EAGER_SPAN = 4096
-# (The test of that bound makes the attribute branch longer than 255 code units, so the
-# `tag == 42` comparison before it is not specialised: measured, +0.3% instructions of the
-# full walk, left so rather than add a helper call per node to shorten the branch.)
-
-#: Repeated message fields that come as one long run of the same one-byte tag (a graph's
-#: 75,000 ``node`` fields, each an item of 40 to 1,000 bytes): each run is read by one call
-#: of ``span_run`` (`scan._span_run`), a loop over the run with the items' lengths of one
-#: and two bytes inline, instead of one turn of the field loop per item (its tag tests,
-#: the sequence's None test and attribute read) and one `long_length` call per item of
-#: 128 bytes or more.  Measured: docs/ARCHITECTURE.md (start-up and speed).  Short
-#: repeated fields keep the inline branch: a call per run of one or two items costs more
-#: than it saves.
-_RUNS = {
-    "GraphProto": ("node", "initializer", "value_info"),
-    "FunctionProto": ("node",),
-}
-
-
 def _specialise(body: str, tag_len: int) -> str:
     """Fill in the offsets of a branch body for a tag of ``tag_len`` bytes."""
     return (body.replace("@L1", str(tag_len + 1)).replace("@L2", str(tag_len + 2)).replace("@L4", str(tag_len + 4))
             .replace("@L", str(tag_len)))
 
 
-#: Branch order for types whose common fields are not their lowest-numbered ones: every
-#: field compared before the right one costs a comparison per field read.  AttributeProto
-#: is in every node and its `type` (field 20, a two-byte tag) is always present.
-_HOT_ORDER = {
-    "AttributeProto": ("name", "type", "i", "ints", "f", "s", "floats", "strings", "t", "g"),
-}
-
-
-def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Callable[[FieldSpec], type[Message]]) -> tuple[str, set]:
+def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Callable[[FieldSpec], type[Message]],
+                hints: ScanHints = NO_HINTS) -> tuple[str, set]:
     """The body shared by the two generated functions: the if/elif chain over tags,
     and the names of the locals it keeps containers in.
 
     One-byte tags (fields 1-15) are compared directly; two-byte tags (fields 16-2047,
-    such as AttributeProto.type) in a nested chain entered when the first byte says so,
-    placed where its first field stands in the order (`_HOT_ORDER`, else field numbers).
+    such as a field numbered 20) in a nested chain entered when the first byte says so,
+    placed where its first field stands in the order (`ScanHints.hot_order`, else field numbers).
     """
-    hot = _HOT_ORDER.get(spec.name, ())
+    hot = hints.hot_order
     fields = sorted(spec.fields, key=lambda f: (hot.index(f.name) if f.name in hot else len(hot), f.number))
     entries: list[tuple[int, str] | None] = []
     long_: list[tuple[int, str]] = []
     locals_: set = set()
     for f in fields:
-        b = _branch(spec, registry, f, consts, cls_of, locals_)
+        b = _branch(spec, registry, f, consts, cls_of, locals_, hints)
         if b is None:
             continue
         if b[0] < 128:
@@ -437,17 +396,18 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Cal
 
 
 def source(spec: MessageSpec, registry: Registry, cls_of: Callable[[FieldSpec], type[Message]], which: str,
-           memo: bool) -> str:
-    """The whole source of ``which`` ("make_child" or "scan") for ``spec``; ``memo``: a
-    ``make_child`` that keeps and copies decoded spans (`scangen.build_scanner` decides)."""
-    body, locals_ = scan_source(spec, registry, {}, cls_of)
+           hints: ScanHints = NO_HINTS) -> str:
+    """The whole source of ``which`` ("make_child" or "scan") for ``spec``.  A
+    ``make_child`` of a type whose ``hints.memo`` is set keeps and copies decoded spans."""
+    memo = hints.memo
+    body, locals_ = scan_source(spec, registry, {}, cls_of, hints)
     init = _local_init(spec, locals_, fresh=which == "make_child")
     body = _with_reloads(body + _LOOP_TAIL, spec, locals_)
     if which == "make_child":
-        lookup = _MEMO_LOOKUP.replace("                return m\n", _indent(_eager_empty(spec, True), 3)
+        lookup = _MEMO_LOOKUP.replace("                return m\n", _indent(_eager_empty(spec, hints, True), 3)
                                       + "                return m\n") if memo else ""
         return (_HEADER_CHILD + lookup + init + _LOOP_HEAD + body
-                + (_MEMO_STORE if memo else "") + _eager_empty(spec, False) + "    return m\n")
+                + (_MEMO_STORE if memo else "") + _eager_empty(spec, hints, False) + "    return m\n")
     return _HEADER_SCAN + init + _LOOP_HEAD + body
 
 
