@@ -263,7 +263,7 @@ def _node_bytes(attributes: list) -> bytes:
 def test_a_node_over_the_eager_bound_reads_its_attributes_lazily_and_the_same(scan_path):
     from irmodel.messages import SCAN_HINTS
 
-    bound = SCAN_HINTS["NodeProto"].eager_span
+    bound = SCAN_HINTS["NodeProto"]["eager_span"]
     attrs = [oh.make_attribute(f"a{i}", i).SerializeToString() for i in range(bound // 8)]
     data = _node_bytes(attrs)
     assert len(data) > bound

@@ -27,7 +27,7 @@ _LAZY = {
     "items_in_buffer": "message",
     "Field": "reader", "iter_fields": "reader", "read_field": "reader", "read_tag": "reader",
     "skip_group": "reader", "unpack_fixed": "reader", "unpack_varints": "reader",
-    "use_generated_scanners": "scan", "ScanHints": "scanhints",
+    "use_generated_scanners": "scan", "ScanHints": "scangen",
     "EnumSpec": "schema", "FieldSpec": "schema", "MessageSpec": "schema", "Registry": "schema",
     "encode_varint": "varint", "read_varint": "varint", "zigzag_decode": "varint", "zigzag_encode": "varint",
     "SpanCopier": "writer", "StreamWriter": "writer", "encode_packed_body": "writer", "encode_scalar": "writer",

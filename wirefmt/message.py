@@ -35,7 +35,7 @@ from .containers import HELD, UNATTACHED_DEFAULT, MessageList, RepeatedMessages,
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .scan import decode_packed, install_scanners, new_instance
-from .scanhints import NO_HINTS, checked_hints
+from .scangen import NO_HINTS, hints_by_type
 from .schema import BYTES, MESSAGE, FieldSpec, MessageSpec, Registry
 
 
@@ -270,7 +270,7 @@ class Message:
         d = self.__dict__
         lazy = d.get("_lazy")
         value = d.pop(name, None)
-        # An empty container (read, or put in place by the scan: `ScanHints.eager_empty`)
+        # An empty container (read, or put in place by the scan: the ``eager_empty`` scan hint)
         # changes nothing when cleared: the bytes stay exact.
         had = value is not None and not (type(value) is RepeatedScalars and not value)
         if lazy and lazy.pop(name, None) is not None:
@@ -596,7 +596,7 @@ class _LazyScalars(_LazyField):
 
     Reading an absent field is a Python call from C (about 4k instructions), so the types a
     full walk reads that way in bulk get their empty containers from their scan instead
-    (`ScanHints.eager_empty`, for fields a walk reads even when absent); this
+    (the ``eager_empty`` scan hint, for fields a walk reads even when absent); this
     path is kept to a handful of bytecodes for the rest.  Packed chunks that a scan left
     undecoded in ``_lazy`` are decoded here.
     """
@@ -634,11 +634,12 @@ def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, 
     with ``load(key) -> bytes | None`` and ``save(key, data)`` (see `scangen._compile`);
     None compiles it in every process.  ``copy_context(original, copy)``, if given, is called
     on every `copy.deepcopy` of a message, with the copy made (the caller's context for it).
-    ``scan_hints`` maps type names to `ScanHints` (`wirefmt.scanhints`): how those types'
-    fields occur in the files read, for their generated scan code (speed and memory only;
-    ValueError if a hint names a field that cannot take it).
+    ``scan_hints`` maps type names to `ScanHints` (dicts; see `wirefmt.scangen`): how
+    those types' fields occur in the files read, for their generated scan code (speed and
+    memory only; ValueError for a hint that cannot apply, from here or from the first
+    scan of the type).
     """
-    hints = checked_hints(registry, scan_hints)
+    hints = hints_by_type(registry, scan_hints)
     classes: dict = {}
     for name, spec in registry.messages.items():
         checks = {f.name: _values.checker(f, registry) for f in spec.fields if f.kind != MESSAGE}

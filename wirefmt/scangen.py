@@ -3,8 +3,9 @@
 Each message type's scan functions are written from its schema (`wirefmt.scansource`,
 which says why and what they inline) and compiled on first use, or loaded from a code
 cache where a process before this one left them (below).  This module is what a reading
-process imports: the cache lookup, the constants and helpers the code names, and
-`long_length`, which the code calls for lengths of two bytes or more.
+process imports: the cache lookup, the constants and helpers the code names,
+`long_length`, which the code calls for lengths of two bytes or more, and the scan hints
+a layer above gives for its types (`ScanHints`).
 """
 
 from __future__ import annotations
@@ -13,16 +14,88 @@ import marshal
 import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
-    from typing import Any, Callable
+    from typing import Any, Callable, Mapping, TypedDict
 
     from .message import Message
-    from .scanhints import ScanHints
     from .schema import FieldSpec
 
 from .varint import read_short_varint
 from .schema import ENUM, MESSAGE, MessageSpec, Registry
 
-# The memo of a type whose items repeat byte for byte across a file (`ScanHints.memo`: a
+# -- scan hints: what the generator is told about a type beyond its schema ---------------
+# The schema says which fields a type has; it does not say how files use them.  A graph's
+# nodes come as one run of thousands of items, a node's attributes are read with the node,
+# an attribute's ``type`` (a two-byte tag) is in every attribute and its ``ints`` are read
+# even when absent.  Code written for those shapes is faster, code written for shapes that
+# do not occur is slower, so the layer that knows its files says so per type, as
+# `build_classes`'s ``scan_hints`` (full type name -> `ScanHints`), and the generator
+# (`wirefmt.scansource`) follows.  wirefmt names no type of its own: a type without hints
+# gets the generic choices, right for any input.  Hints change speed and memory only,
+# never what a read gives: malformed input raises the same errors either way.  They are
+# part of the stamp of cached code (`_stamp`): code written for other hints is not loaded.
+#
+# A `ScanHints` is a dict with some of these keys (a class would cost every process that
+# imports wirefmt about 0.1 ms; the type checker sees a TypedDict); each names fields of
+# the type by name, and a hint that cannot apply is refused (ValueError: `hints_by_type`,
+# `scansource.checked_hints`):
+#
+# ``hot_order``: the order of the scan's tag tests: these fields first, in this order, then
+#     the rest by number.  For a type whose common fields are not its lowest-numbered ones
+#     (each test before the right one costs a comparison per field read).  A type with a
+#     hot order reads only its hot fields of two-byte tags (16-2047) inline, so that the
+#     test entering that nested chain jumps over a short body.
+# ``runs``: repeated message fields (numbers 1-15) written as one long run of items, such
+#     as a graph's nodes: a run is read by one call of a loop over it (`scan._span_run`)
+#     instead of one turn of the field loop per item.  For long runs only: a call per run
+#     of one or two items costs more than it saves.
+# ``eager_items``: repeated message fields whose items the scan makes at once, into a
+#     `MessageList` (a ``list``, iterated in C), because a reader reads them with their
+#     owner.  Each item is made whether it is read or not: for short fields only.
+# ``eager_span``: owners longer than this many bytes keep their ``eager_items`` lazy (read
+#     item by item, as any long sequence): a bound on the memory forged input can make the
+#     scan allocate (`EAGER_SPAN`).
+# ``eager_empty``: repeated scalar fields whose empty container the scan puts in place when
+#     it found none: for fields a reader reads even when absent, where the read of an
+#     absent field is a Python call from C.  The container is the one that read would make.
+# ``memo``: whether the scan that makes an item keeps what it decoded from a short span,
+#     keyed by its bytes, for later items with the same bytes (below): for types whose
+#     items repeat byte for byte across a file.
+
+if TYPE_CHECKING:
+    class ScanHints(TypedDict, total=False):
+        hot_order: tuple[str, ...]
+        runs: tuple[str, ...]
+        eager_items: tuple[str, ...]
+        eager_span: int
+        eager_empty: tuple[str, ...]
+        memo: bool
+else:
+    ScanHints = dict
+
+#: The default ``eager_span``: a node of 4 KB whose items are made at once holds at most
+#: ~1 MB of objects (an item costs ~500 bytes of objects for as little as 2 bytes of
+#: input, an empty one), where a forged owner of megabytes would hold gigabytes.
+EAGER_SPAN = 4096
+#: Every hint with its default, in the order the stamp lists them: the generic choices.
+NO_HINTS: ScanHints = {"hot_order": (), "runs": (), "eager_items": (), "eager_span": EAGER_SPAN,
+                       "eager_empty": (), "memo": False}
+def hints_by_type(registry: Registry, hints: Mapping[str, ScanHints] | None) -> dict[str, ScanHints]:
+    """``hints`` (full type name -> `ScanHints`) each with every key (`NO_HINTS` fills the
+    missing ones).  ValueError for an unknown type or key; whether the named fields can
+    take their hints is checked where the source is written (`scansource.checked_hints`),
+    as every process that imports wirefmt runs this and most never write source: code
+    loaded from a cache was written, so checked, under exactly these hints (`_stamp`)."""
+    out: dict[str, ScanHints] = {}
+    for type_name, given in (hints or {}).items():
+        if type_name not in registry.messages:
+            raise ValueError(f"scan hints for unknown message type {type_name!r}")
+        if not isinstance(given, dict) or not given.keys() <= NO_HINTS.keys():
+            raise ValueError(f"scan hints for {type_name}: not a dict with keys among {', '.join(NO_HINTS)}: {given!r}")
+        out[type_name] = {**NO_HINTS, **given}
+    return out
+
+
+# The memo of a type whose items repeat byte for byte across a file (``memo`` hint: a
 # node's ``axis: -1``, ``alpha``): `make_child` keeps what a successful scan of a short span
 # decoded, keyed by those bytes, and a later item with the same bytes copies it instead of
 # scanning.  Only when every decoded value is an immutable str, int or float and the scan
@@ -103,7 +176,7 @@ def _stamp(spec: MessageSpec, registry: Registry, which: str, hints: ScanHints) 
     """Everything `scan_source` and `build_scanner` read to write the source of ``which``."""
     fields = tuple((f.number, f.name, f.kind, f.repeated, f.type_name, f.oneof, f.packed,
                     f.kind == ENUM and registry.enum(f.type_name).closed) for f in spec.fields)
-    return repr((generator_stamp(), which, spec.name, spec.syntax, fields, tuple(hints)))
+    return repr((generator_stamp(), which, spec.name, spec.syntax, fields, tuple(hints.items())))
 
 
 def _compile(source_of: Callable[[], str], stamp: str, filename: str, key: str, cache: Any) -> Any:
@@ -179,7 +252,7 @@ def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: 
         if f.name in cls._checks:
             ns[f"CHECK_{f.number}"] = cls._checks[f.name]
     hints = cls._scan_hints
-    if which == "make_child" and hints.memo:
+    if which == "make_child" and hints["memo"]:
         ns.update(MEMO={}, MEMO_SPAN=MEMO_SPAN, MEMO_ENTRIES=MEMO_ENTRIES)
 
     def source_of() -> str:

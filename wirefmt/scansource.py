@@ -15,8 +15,8 @@ value outside a closed enum, invalid UTF-8, a repeated field mixing packed and u
 runs), goes to ``slow``: the generic loop applied to that one field, which is the
 reference behaviour.  The differential and property tests run through both paths.
 What the schema cannot say (which fields come in long runs, which are read with their
-owner, the order of the common fields) the layer above says per type, as `ScanHints`
-(`wirefmt.scanhints`); this module follows them and names no type of its own.
+owner, the order of the common fields) the layer above says per type, as scan hints
+(`wirefmt.scangen`); this module follows them and names no type of its own.
 
 Bounds: reading past the end of the buffer raises IndexError (or struct.error), turned
 into a precise DecodeError by ``overrun``.  A field that runs past the end of its message
@@ -44,9 +44,9 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from typing import Callable, Iterator
 
     from .message import Message
+    from .scangen import ScanHints
     from .schema import EnumSpec, FieldSpec
 
-from .scanhints import NO_HINTS, ScanHints
 from .schema import BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT, MessageSpec, Registry
 
 
@@ -79,6 +79,34 @@ class Emitter:
         return "".join(self._lines)
 
 
+# What each hint that names fields accepts, and how a refusal says it.
+_HINT_FIELDS: dict[str, tuple[Callable[[FieldSpec], bool], str]] = {
+    "hot_order": (lambda f: True, "a field of the type"),
+    "runs": (lambda f: f.repeated and f.kind == MESSAGE and f.number < 16, "a repeated message field numbered 1-15"),
+    "eager_items": (lambda f: f.repeated and f.kind == MESSAGE, "a repeated message field"),
+    "eager_empty": (lambda f: f.repeated and f.kind != MESSAGE, "a repeated scalar field"),
+}
+
+
+def checked_hints(spec: MessageSpec, hints: ScanHints) -> ScanHints:
+    """``hints`` (every key, `scangen.hints_by_type`) with names as tuples, ``eager_span``
+    an int and ``memo`` a bool, after checking that each names fields of ``spec`` that can
+    take it; ValueError names the first that cannot.  Run before any source is written, so
+    no cache entry is ever made under hints that cannot apply."""
+    h: dict = dict(hints)
+    for key, (ok, rule) in _HINT_FIELDS.items():
+        h[key] = names = tuple(h[key])
+        for name in names:
+            f = spec.by_name.get(name)
+            if f is None or not ok(f):
+                raise ValueError(f"scan hints for {spec.name}: {key} {name!r} is not {rule}")
+    h["eager_span"] = int(h["eager_span"])
+    h["memo"] = bool(h["memo"])
+    if h["eager_span"] < 0:
+        raise ValueError(f"scan hints for {spec.name}: eager_span {h['eager_span']} is negative")
+    return h  # type: ignore[return-value]
+
+
 class _Scan:
     """What the pieces of one type's scan share: the type, its hints, and the container
     locals (``L<number>`` for scalars and strings, ``R<number>`` for message sequences) that
@@ -91,7 +119,7 @@ class _Scan:
                  cls_of: Callable[[FieldSpec], type[Message]], consts: dict) -> None:
         self.spec = spec
         self.registry = registry
-        self.hints = hints
+        self.hints = checked_hints(spec, hints)
         self.cls_of = cls_of
         self.consts = consts
         self.locals = sorted(local for f in spec.fields if (local := _local_name(f)))
@@ -224,7 +252,7 @@ def _new_sequence(out: Emitter, f: FieldSpec, cls: str, spans: str) -> None:
 
 
 def _run_branch(out: Emitter, scan: _Scan, f: FieldSpec) -> None:
-    """A field written as one long run (`ScanHints.runs`): the run is read by one call of
+    """A field written as one long run (the ``runs`` scan hint): the run is read by one call of
     `span_run`, whatever the length of each item's length."""
     cls = scan.class_const(f)
     with out.block(f"if R{f.number} is None:"):
@@ -233,13 +261,13 @@ def _run_branch(out: Emitter, scan: _Scan, f: FieldSpec) -> None:
 
 
 def _eager_items_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int) -> None:
-    """Items made now, into a `MessageList` (`ScanHints.eager_items`); an item that cannot
+    """Items made now, into a `MessageList` (the ``eager_items`` scan hint); an item that cannot
     be made turns the field into a lazy sequence (`defer_items`), which the ``else``
-    branch then extends.  An owner over `ScanHints.eager_span` keeps the field lazy."""
+    branch then extends.  An owner over the ``eager_span`` scan hint keeps the field lazy."""
     cls, local, name = scan.class_const(f), f"R{f.number}", f.name
     _read_length(out, t)
     with out.block(f"if {local} is None:"):
-        with out.block(f"if end - start > {scan.hints.eager_span}:  # a large owner: lazy, see eager_span"):
+        with out.block(f"if end - start > {scan.hints['eager_span']}:  # a large owner: lazy, see eager_span"):
             out.line(f"{local} = lazy_items(m, {name!r})")
         with out.block("else:"):
             out.line(f"{local} = d[{name!r}] = ML()")
@@ -349,9 +377,9 @@ def _branch(out: Emitter, scan: _Scan, f: FieldSpec, tag: int) -> None:
     t = 1 if tag < 128 else 2
     kind = f.kind
     if kind == MESSAGE and f.repeated:
-        if t == 1 and f.name in scan.hints.runs:
+        if t == 1 and f.name in scan.hints["runs"]:
             _run_branch(out, scan, f)
-        elif f.name in scan.hints.eager_items:
+        elif f.name in scan.hints["eager_items"]:
             _eager_items_branch(out, scan, f, t)
         else:
             _sequence_branch(out, scan, f, t)
@@ -374,11 +402,11 @@ def _chain(out: Emitter, scan: _Scan) -> None:
 
     One-byte tags (fields 1-15) are compared directly; two-byte tags (fields 16-2047)
     in a nested chain entered when the first byte says so, placed where its first field
-    stands in the order (`ScanHints.hot_order`, else field numbers).  Of a type with a hot
+    stands in the order (the ``hot_order`` scan hint, else field numbers).  Of a type with a hot
     order, the nested chain holds its hot fields only, so that the test that enters it
     jumps over a short body.
     """
-    hot = scan.hints.hot_order
+    hot = scan.hints["hot_order"]
     fields = sorted(scan.spec.fields, key=lambda f: (hot.index(f.name) if f.name in hot else len(hot), f.number))
     entries: list[tuple[int, FieldSpec] | None] = []  # None: the nested chain goes here
     long_: list[tuple[int, FieldSpec]] = []
@@ -470,7 +498,7 @@ def _child_header(out: Emitter) -> None:
 
 
 def _memo_lookup(out: Emitter, scan: _Scan) -> None:
-    """A span seen before (`ScanHints.memo`): copy what its scan decoded and return."""
+    """A span seen before (the ``memo`` scan hint): copy what its scan decoded and return."""
     out.line("key = None")
     with out.block("if end - start <= MEMO_SPAN:"):
         out.line("key = src[start:end]")
@@ -493,13 +521,13 @@ def _memo_store(out: Emitter) -> None:
 
 
 def _eager_empty(out: Emitter, scan: _Scan, after_memo_hit: bool) -> None:
-    """Put in place the empty containers of `ScanHints.eager_empty` the scan did not fill.
+    """Put in place the empty containers of the ``eager_empty`` scan hint the scan did not fill.
 
     The container is the one a read would have made (owner, element check), so mutation,
     copy-on-write and encoding are unchanged; fields with packed chunks waiting in
     ``_lazy`` are left to that read.  A memo hit holds plain values only, and nothing is lazy.
     """
-    for name in scan.hints.eager_empty:
+    for name in scan.hints["eager_empty"]:
         number = scan.spec.by_name[name].number
         if after_memo_hit:
             _new_empty(out, name, number)
@@ -515,7 +543,7 @@ def _new_empty(out: Emitter, name: str, number: int) -> None:
 
 
 def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Callable[[FieldSpec], type[Message]],
-                hints: ScanHints = NO_HINTS) -> tuple[str, set]:
+                hints: ScanHints) -> tuple[str, set]:
     """The loop shared by the two generated functions (as written inside them), and the
     names of the locals it keeps containers in; the constants it names are added to
     ``consts``."""
@@ -526,19 +554,19 @@ def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Cal
 
 
 def source(spec: MessageSpec, registry: Registry, cls_of: Callable[[FieldSpec], type[Message]], which: str,
-           hints: ScanHints = NO_HINTS) -> str:
+           hints: ScanHints) -> str:
     """The whole source of ``which`` ("make_child" or "scan") for ``spec``.  A
-    ``make_child`` of a type whose ``hints.memo`` is set keeps and copies decoded spans."""
+    ``make_child`` of a type whose ``memo`` hint is set keeps and copies decoded spans."""
     scan = _Scan(spec, registry, hints, cls_of, {})
     out = Emitter()
     if which == "make_child":
         with out.block("def make_child(cls, parent, start, end, key, idx=HELD):"):
             _child_header(out)
-            if hints.memo:
+            if scan.hints["memo"]:
                 _memo_lookup(out, scan)
             _local_init(out, scan, fresh=True)
             _loop(out, scan)
-            if hints.memo:
+            if scan.hints["memo"]:
                 _memo_store(out)
             _eager_empty(out, scan, after_memo_hit=False)
             out.line("return m")

@@ -51,6 +51,6 @@ def _unspecialised(name: str, which: str) -> list:
 def test_the_walks_hot_comparisons_are_specialised(which):
     # A node's and an attribute's tag tests and end test: every one but the node's
     # `tag == 42` (attribute), whose branch the eager bound's test makes longer than 255
-    # code units (measured: +0.3% of the walk's instructions, left so; see ScanHints.eager_span).
+    # code units (measured: +0.3% of the walk's instructions, left so; see the eager_span scan hint).
     assert _unspecialised("AttributeProto", which) == []
     assert _unspecialised("NodeProto", which) == [42]

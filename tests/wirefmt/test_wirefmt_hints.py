@@ -1,4 +1,4 @@
-"""Scan hints (`wirefmt.ScanHints`): wirefmt names no type of the layer above, the hints
+"""Scan hints (`wirefmt.ScanHints`, `wirefmt.scangen`): wirefmt names no type of the layer above, the hints
 that layer passes are checked, change only speed (never what a read gives), and are part
 of the code cache's stamp (changing one never loads code written for the old one)."""
 
@@ -13,7 +13,7 @@ from onnx import helper
 
 import wirefmt
 from irmodel.messages import REGISTRY, SCAN_HINTS
-from wirefmt import ScanHints, scangen
+from wirefmt import ScanHints, scangen, scansource
 from wirefmt.containers import MessageList, RepeatedMessages
 from wirefmt.scan import _SCANNER_HELPERS
 
@@ -54,8 +54,9 @@ def _node_make_child(hints: dict, cache):
     ("AttributeProto", {"eager_empty": ("ints",)}), ("NodeProto", {"memo": True})],
     ids=lambda c: next(iter(c)) if isinstance(c, dict) else c)
 def test_a_changed_hint_changes_the_stamp(type_name, change):
-    spec, before = REGISTRY.messages[type_name], SCAN_HINTS[type_name]
-    after = before._replace(**change)
+    spec = REGISTRY.messages[type_name]
+    before = scangen.hints_by_type(REGISTRY, SCAN_HINTS)[type_name]
+    after = scangen.hints_by_type(REGISTRY, {type_name: {**before, **change}})[type_name]
     assert after != before
     for which in ("make_child", "scan"):
         assert scangen._stamp(spec, REGISTRY, which, after) != scangen._stamp(spec, REGISTRY, which, before)
@@ -67,7 +68,7 @@ def test_code_cached_under_other_hints_is_not_loaded():
     [(key, stored)] = cache.data.items()
     assert 4096 in first.co_consts
     # Same stamp length, so the same key: only the stored stamp tells the entries apart.
-    hints = {**SCAN_HINTS, "NodeProto": SCAN_HINTS["NodeProto"]._replace(eager_span=4097)}
+    hints = {**SCAN_HINTS, "NodeProto": {**SCAN_HINTS["NodeProto"], "eager_span": 4097}}
     again = _node_make_child(hints, cache)
     assert list(cache.data) == [key] and cache.data[key] != stored
     assert 4097 in again.co_consts and 4096 not in again.co_consts
@@ -104,7 +105,15 @@ def test_hints_change_how_fields_are_held_never_what_they_read():
 
 @pytest.mark.parametrize("type_name, hints, message", [
     ("NoSuchProto", ScanHints(), "unknown message type"),
-    ("NodeProto", {"runs": ("attribute",)}, "not a ScanHints"),
+    ("NodeProto", ("attribute",), "not a dict"),
+    ("NodeProto", {"run": ("attribute",)}, "not a dict with keys among hot_order, runs,"),
+])
+def test_hints_for_no_type_or_of_no_kind_are_refused_by_build_classes(type_name, hints, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        wirefmt.build_classes(REGISTRY, module="hinttest", scan_hints={type_name: hints})
+
+
+@pytest.mark.parametrize("type_name, hints, message", [
     ("NodeProto", ScanHints(hot_order=("no_such_field",)), "hot_order 'no_such_field'"),
     ("NodeProto", ScanHints(runs=("input",)), "runs 'input' is not a repeated message field"),
     ("ModelProto", ScanHints(runs=("training_info",)), "numbered 1-15"),  # field 20: two-byte tag
@@ -112,9 +121,15 @@ def test_hints_change_how_fields_are_held_never_what_they_read():
     ("AttributeProto", ScanHints(eager_empty=("tensors",)), "eager_empty 'tensors' is not a repeated scalar"),
     ("NodeProto", ScanHints(eager_items=("attribute",), eager_span=-1), "eager_span -1 is negative"),
 ])
-def test_a_hint_that_cannot_apply_is_refused(type_name, hints, message):
+def test_a_hint_that_cannot_apply_is_refused_before_any_source_is_written(type_name, hints, message):
+    cache = _DictCache()
+    cls = wirefmt.build_classes(REGISTRY, module="hinttest", code_cache=cache, scan_hints={type_name: hints})[type_name]
+    for which in ("make_child", "scan"):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            scangen.build_scanner(cls, REGISTRY, _SCANNER_HELPERS, which)
     with pytest.raises(ValueError, match=re.escape(message)):
-        wirefmt.build_classes(REGISTRY, module="hinttest", scan_hints={type_name: hints})
+        cls.FromString(b"")  # the first read of the type
+    assert cache.data == {}  # so no entry is made under hints that cannot apply
 
 
 def test_a_run_of_a_field_numbered_up_to_15_is_read_as_a_run():
@@ -130,7 +145,10 @@ def test_a_run_of_a_field_numbered_up_to_15_is_read_as_a_run():
     assert "span_run" in code.co_names
 
 
-def test_hints_are_tuples_whatever_sequence_they_were_given_as():
-    h = ScanHints(runs=["node"], eager_empty=iter(["ints"]))
-    assert h.runs == ("node",) and h.eager_empty == ("ints",) and h.eager_span == 4096 and h.memo is False
-    assert hash(h) == hash(ScanHints(runs=("node",), eager_empty=("ints",)))
+def test_hints_get_every_key_and_the_generator_reads_names_as_tuples():
+    given = {"GraphProto": ScanHints(runs=["node"]), "AttributeProto": {"eager_empty": ["ints"], "memo": 1}}
+    by_type = scangen.hints_by_type(REGISTRY, given)
+    assert by_type["GraphProto"] == {**scangen.NO_HINTS, "runs": ["node"]}
+    assert list(by_type["GraphProto"]) == list(scangen.NO_HINTS)  # the order the stamp lists them in
+    checked = scansource.checked_hints(REGISTRY.messages["AttributeProto"], by_type["AttributeProto"])
+    assert checked == {**scangen.NO_HINTS, "eager_empty": ("ints",), "memo": True}
