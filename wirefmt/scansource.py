@@ -37,11 +37,9 @@ the code cache (`wirefmt.scangen`) never imports it.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
-    from typing import Callable, Iterator
+    from typing import Callable
 
     from .message import Message
     from .scangen import ScanHints
@@ -55,25 +53,32 @@ class Emitter:
 
     ``with out.block("if x:"):`` writes the header and indents what is written inside;
     `line` writes one line at the current indentation.  So each piece of the generated
-    code is written by a function that does not know how deep it sits.
+    code is written by a function that does not know how deep it sits.  (The emitter is
+    its own context manager: `contextlib` would import `collections` and more into the
+    first process after a change of the generator, which `tests/test_startup.py` keeps
+    free of them.)
     """
 
     def __init__(self, depth: int = 0) -> None:
         self._lines: list[str] = []
         self._pad = "    " * depth
+        self._outer: list[str] = []  # the indentation outside each open block
 
     def line(self, text: str) -> None:
         self._lines.append(f"{self._pad}{text}\n")
 
-    @contextmanager
-    def block(self, header: str) -> Iterator[None]:
+    def block(self, header: str) -> Emitter:
+        """Write ``header`` and indent until the ``with`` statement it is used in ends."""
         self.line(header)
-        outer = self._pad
-        self._pad = outer + "    "
-        try:
-            yield
-        finally:
-            self._pad = outer
+        self._outer.append(self._pad)
+        self._pad += "    "
+        return self
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._pad = self._outer.pop()
 
     def source(self) -> str:
         return "".join(self._lines)

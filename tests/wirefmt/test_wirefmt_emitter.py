@@ -54,3 +54,19 @@ def test_the_walks_hot_comparisons_are_specialised(which):
     # code units (measured: +0.3% of the walk's instructions, left so; see the eager_span scan hint).
     assert _unspecialised("AttributeProto", which) == []
     assert _unspecialised("NodeProto", which) == [42]
+
+
+def test_the_source_writer_imports_nothing_but_wirefmt():
+    # Imported by the first process after a change of the generator (a cold code cache):
+    # `contextlib`, say, would bring `collections` and `functools` into that process.
+    import pathlib
+    import subprocess
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    code = ("import sys; before = set(sys.modules); import wirefmt.scansource; "
+            "print(' '.join(sorted(set(sys.modules) - before)))")
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=root, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    added = proc.stdout.split()
+    assert "wirefmt.scansource" in added
+    assert [m for m in added if m != "__future__" and m.split(".")[0] != "wirefmt"] == []
