@@ -6,14 +6,42 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any
 
-from wirefmt import EnumType, build_classes
+from wirefmt import EnumType, ScanHints, build_classes
 
 from ._files.codecache import DEFAULT as _CODE_CACHE
 from ._files.origin import copy_context as _copy_context
 from .proto import REGISTRY
 
+#: How ONNX files use their fields, for the scan code wirefmt generates per type
+#: (`wirefmt.ScanHints`; speed and memory only, never what a read gives).  Tuned for the
+#: full walk of a large graph (every node, its inputs, outputs and attributes, each
+#: attribute's name, type and values); what each hint was measured to gain is in
+#: benchmarks/RESULTS.md ("Measurements behind the design").
+SCAN_HINTS = {
+    # A graph's 75,000 ``node`` fields come as one run, each an item of 40 to 1,000 bytes:
+    # one call of wirefmt's run loop per run, with the items' lengths of one and two bytes
+    # inline, instead of a turn of the field loop per item and a call per item of 128 bytes
+    # or more.
+    "GraphProto": ScanHints(runs=("node", "initializer", "value_info")),
+    "FunctionProto": ScanHints(runs=("node",)),
+    # A node's attributes are read with the node: made by the node's scan into a list, whose
+    # iteration is C code instead of a Python ``__iter__`` per node.  A node over 4 KB keeps
+    # them lazy: made at once, 2 bytes of forged input (an empty attribute) would hold
+    # hundreds of bytes of objects (tests/wirefmt/test_message_list.py bounds it).
+    "NodeProto": ScanHints(eager_items=("attribute",), eager_span=4096),
+    # An attribute's ``type`` (field 20, a two-byte tag) is always present and its common
+    # fields are not its lowest-numbered ones: they are tested first, and the two-byte chain
+    # holds ``type`` only.  A walk reads ``ints``, ``floats`` and ``strings`` of every
+    # attribute: an absent one read through its class costs a Python call from C, several
+    # times the empty container the scan puts in place.  Attributes
+    # repeat byte for byte across a graph (``axis: -1``): a short one's decoded values are
+    # kept and copied.
+    "AttributeProto": ScanHints(hot_order=("name", "type", "i", "ints", "f", "s", "floats", "strings", "t", "g"),
+                                eager_empty=("floats", "ints", "strings"), memo=True),
+}
 
-CLASSES = build_classes(REGISTRY, module="irmodel", code_cache=_CODE_CACHE, copy_context=_copy_context)
+CLASSES = build_classes(REGISTRY, module="irmodel", code_cache=_CODE_CACHE, copy_context=_copy_context,
+                        scan_hints=SCAN_HINTS)
 ENUMS = {name: EnumType(spec) for name, spec in REGISTRY.enums.items()}
 
 # Nested types and enum values where protobuf's generated code puts them, so that

@@ -414,9 +414,9 @@ def _dict_cache():
 
 
 def _onnx_classes(cache, module="stamptest"):
-    from irmodel.messages import REGISTRY
+    from irmodel.messages import REGISTRY, SCAN_HINTS
 
-    return wirefmt.build_classes(REGISTRY, module=module, code_cache=cache)
+    return wirefmt.build_classes(REGISTRY, module=module, code_cache=cache, scan_hints=SCAN_HINTS)
 
 
 def test_a_warm_cache_gives_the_code_a_cold_one_compiles_without_generating_source(monkeypatch):
@@ -443,11 +443,11 @@ def test_a_changed_generator_or_schema_misses(monkeypatch):
     assert len(cache.data) == 2 and cache.data[key] == stored
     monkeypatch.undo()
     # a field of the type changed, under the same key: the stored stamp decides
-    spec = cls._spec
+    spec, hints = cls._spec, cls._scan_hints
     changed = MessageSpec(spec.name, tuple(f if f.name != "op_type" else FieldSpec(f.number, "op_kind", f.kind)
                                            for f in spec.fields))
-    assert scangen._stamp(changed, REGISTRY, "make_child") != scangen._stamp(spec, REGISTRY, "make_child")
-    assert len(scangen._stamp(changed, REGISTRY, "make_child")) == len(scangen._stamp(spec, REGISTRY, "make_child"))
+    assert scangen._stamp(changed, REGISTRY, "make_child", hints) != scangen._stamp(spec, REGISTRY, "make_child", hints)
+    assert len(scangen._stamp(changed, REGISTRY, "make_child", hints)) == len(scangen._stamp(spec, REGISTRY, "make_child", hints))
     monkeypatch.setattr(cls, "_spec", changed)
     before = cache.data[key]
     m = _build(cls, REGISTRY, "make_child")
@@ -459,7 +459,7 @@ def test_the_constants_cover_every_name_the_generated_code_uses():
 
     for _, cls, _which in _every_scanner(_onnx_classes(None)):
         generated: dict = {}
-        scansource.scan_source(cls._spec, REGISTRY, generated, lambda f, c=cls: c._classes[f.name])
+        scansource.scan_source(cls._spec, REGISTRY, generated, lambda f, c=cls: c._classes[f.name], cls._scan_hints)
         given = scangen.scan_consts(cls._spec, REGISTRY, lambda f, c=cls: c._classes[f.name])
         assert generated.items() <= given.items(), cls._spec.name
 

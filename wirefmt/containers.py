@@ -445,7 +445,7 @@ class RepeatedMessages(_MessageSequence):
 
 class MessageList(_MessageSequence, _WatchedList):  # in this order: the first's __eq__ and __repr__ win over list's
     """A short repeated message field whose items were made with their owner (a node's
-    attributes: `wirefmt.scansource._EAGER_ITEMS`), held strongly in a ``list``.
+    attributes: the ``eager_items`` scan hint), held strongly in a ``list``.
 
     Why a list: a full walk iterates every node's attributes, and iterating a ``list`` is C
     code, where `RepeatedMessages.__iter__` is a Python call per node; with no spans and

@@ -14,8 +14,8 @@ class DecodeError(ValueError):
     """Malformed protobuf input.
 
     ``offset`` is the byte offset in the buffer where the problem was found and
-    ``path`` the field path of the message being decoded, e.g.
-    ``ModelProto.graph.node[12].attribute[0]``.  Both may be ``None`` when unknown.
+    ``path`` the field path of the message being decoded: the root's type, then field
+    names and indexes (``Outer.items[12].inner``).  Both may be ``None`` when unknown.
     """
 
     def __init__(self, reason: str, offset: int | None = None, path: str | None = None) -> None:

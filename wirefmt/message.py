@@ -35,6 +35,7 @@ from .containers import HELD, UNATTACHED_DEFAULT, MessageList, RepeatedMessages,
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .scan import decode_packed, install_scanners, new_instance
+from .scangen import NO_HINTS, hints_by_type
 from .schema import BYTES, MESSAGE, FieldSpec, MessageSpec, Registry
 
 
@@ -51,6 +52,7 @@ class Message:
     # first modification; HELD or UNATTACHED_DEFAULT (see wirefmt.containers)
     _depth = 0  # the depth of this message's bytes in the tree they were decoded in (see _adopt)
     _code_cache: Any = None  # where compiled scan code is kept across processes (`build_classes`)
+    _scan_hints: Any = None  # the type's `ScanHints`, for its generated scan (`build_classes`)
     _copy_context: Any = None  # (original, copy) -> None: the layer above's part of a copy (`build_classes`)
     _lazy: Any = None  # field name -> flat [start, end, ...] spans not decoded yet
     _unknown: Any = None  # flat [start, end, ...] spans of unknown fields, in input order;
@@ -268,7 +270,7 @@ class Message:
         d = self.__dict__
         lazy = d.get("_lazy")
         value = d.pop(name, None)
-        # An empty container (read, or put in place by the scan: `scansource._EAGER_EMPTY`)
+        # An empty container (read, or put in place by the scan: the ``eager_empty`` scan hint)
         # changes nothing when cleared: the bytes stay exact.
         had = value is not None and not (type(value) is RepeatedScalars and not value)
         if lazy and lazy.pop(name, None) is not None:
@@ -426,7 +428,7 @@ class Message:
         return self.__deepcopy__({})
 
     def __reduce__(self):
-        """Pickled as protobuf pickles: the class (by its name: ``irmodel.NodeProto``) and the
+        """Pickled as protobuf pickles: the class (by its module and name) and the
         serialized bytes.  Nothing of the file a message was read from travels with it."""
         return (type(self).FromString, (self.SerializeToString(),))
 
@@ -440,7 +442,8 @@ class Message:
     __hash__ = None  # type: ignore[assignment]  # mutable, like protobuf messages
 
     def _path(self) -> str:
-        """``ModelProto.graph.node[3].attribute[0]``: for error messages (cold path)."""
+        """The root's type, then field names and indexes (``Outer.items[3].inner``): for
+        error messages (cold path)."""
         parts = []
         m = self
         while m._parent is not None:
@@ -593,7 +596,7 @@ class _LazyScalars(_LazyField):
 
     Reading an absent field is a Python call from C, so the types a
     full walk reads that way in bulk get their empty containers from their scan instead
-    (an AttributeProto's ``ints``, ``floats``, ``strings``: `scansource._EAGER_EMPTY`); this
+    (the ``eager_empty`` scan hint, for fields a walk reads even when absent); this
     path is kept to a handful of bytecodes for the rest.  Packed chunks that a scan left
     undecoded in ``_lazy`` are decoded here.
     """
@@ -621,7 +624,8 @@ class _LazyScalars(_LazyField):
         return value
 
 
-def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, copy_context=None) -> dict:
+def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, copy_context=None,
+                  scan_hints=None) -> dict:
     """Create one `Message` subclass per message spec in ``registry``, by full name.
 
     ``module`` becomes the classes' ``__module__`` (irmodel passes ``"irmodel"``, so that
@@ -630,7 +634,12 @@ def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, 
     with ``load(key) -> bytes | None`` and ``save(key, data)`` (see `scangen._compile`);
     None compiles it in every process.  ``copy_context(original, copy)``, if given, is called
     on every `copy.deepcopy` of a message, with the copy made (the caller's context for it).
+    ``scan_hints`` maps type names to `ScanHints` (dicts; see `wirefmt.scangen`): how
+    those types' fields occur in the files read, for their generated scan code (speed and
+    memory only; ValueError for a hint that cannot apply, from here or from the first
+    scan of the type).
     """
+    hints = hints_by_type(registry, scan_hints)
     classes: dict = {}
     for name, spec in registry.messages.items():
         checks = {f.name: _values.checker(f, registry) for f in spec.fields if f.kind != MESSAGE}
@@ -643,6 +652,7 @@ def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, 
             "_tags": None,  # made by the first generic scan of the type: most never need it
             "_classes": {},
             "_code_cache": code_cache,
+            "_scan_hints": hints.get(name, NO_HINTS),
             "_copy_context": staticmethod(copy_context) if copy_context is not None else None,
             "_implicit": frozenset(f.name for f in spec.fields
                                    if not f.repeated and not spec.has_presence(f)),

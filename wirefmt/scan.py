@@ -334,7 +334,7 @@ def _too_deep(m, start: int):
 
 def _span_run(m, src, pos: int, start: int, end: int, spans: list) -> int:
     """Append to ``spans`` the ``[start, end]`` of every item of the run of one repeated
-    length-delimited field at ``pos`` (a one-byte tag, `scansource._RUNS`), up to the first
+    length-delimited field at ``pos`` (a one-byte tag, the ``runs`` scan hint), up to the first
     other tag or the end of the message; return the position after the run.
 
     The rules of the generated branch it stands for, item by item: lengths of one and two
@@ -371,7 +371,7 @@ _PLAIN_VALUES = (str, int, float)
 
 
 def _memo_store(memo: dict, key: bytes, d: dict) -> None:
-    """Keep the fields a scan decoded into ``d`` under the bytes ``key`` (`scangen._MEMO_TYPES`),
+    """Keep the fields a scan decoded into ``d`` under the bytes ``key`` (the ``memo`` scan hint),
     if they are all immutable (str, int, float) and the scan left nothing else: a bool is
     not kept (``type(v)`` is exact), nor a container, a span waiting in ``_lazy``, unknown
     fields or bytes (a memoryview into this buffer)."""
@@ -392,7 +392,7 @@ def _memo_store(memo: dict, key: bytes, d: dict) -> None:
 def _lazy_items(msg, name: str):
     """An empty `RepeatedMessages` for ``msg``'s field ``name``, put in place for the scan to
     add spans to: the field of a message too large to make its items at once
-    (`scansource._EAGER_SPAN`)."""
+    (the ``eager_span`` scan hint)."""
     seq = msg.__dict__[name] = new_messages(msg, name, msg._classes[name], [])
     return seq
 

@@ -14,12 +14,22 @@ value that needs more than one varint byte where the inline path cannot take it,
 value outside a closed enum, invalid UTF-8, a repeated field mixing packed and unpacked
 runs), goes to ``slow``: the generic loop applied to that one field, which is the
 reference behaviour.  The differential and property tests run through both paths.
+What the schema cannot say (which fields come in long runs, which are read with their
+owner, the order of the common fields) the layer above says per type, as scan hints
+(`wirefmt.scangen`); this module follows them and names no type of its own.
 
 Bounds: reading past the end of the buffer raises IndexError (or struct.error), turned
 into a precise DecodeError by ``overrun``.  A field that runs past the end of its message
 but not of the buffer is caught by the final ``pos != end`` check; strings and bytes whose
 length takes more than one byte are checked before slicing, so a forged length can never
 make us copy more than 127 bytes beyond the message.
+
+The source is written by an `Emitter`, a line at a time, by functions that each write one
+piece (a field's branch, the loop, the header) at the indentation of the block they are
+called in.  Names the generated code uses and where they come from: `scan._SCANNER_HELPERS`
+(functions and classes), `scangen.scan_consts` (``CLASS_n``, ``VALUES_n``), the class's
+value checks (``CHECK_n``), and for a memo ``MEMO``, ``MEMO_SPAN``, ``MEMO_ENTRIES``
+(`scangen.build_scanner`).
 
 This module is imported only to write source: a process whose scan code all comes from
 the code cache (`wirefmt.scangen`) never imports it.
@@ -32,426 +42,556 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from typing import Callable
 
     from .message import Message
-    from .schema import FieldSpec
+    from .scangen import ScanHints
+    from .schema import EnumSpec, FieldSpec
 
 from .schema import BYTES, ENUM, FLOAT, I32, INT32, INT64, LEN, MESSAGE, STRING, VARINT, MessageSpec, Registry
 
-_HEADER_CHILD = '''\
-def make_child(cls, parent, start, end, key, idx=HELD):
-    m = new(cls)
-    d = m.__dict__
-    buf = d["_buf"] = parent._buf
-    d["_start"] = start
-    d["_end"] = end
-    d["_parent"] = parent
-    d["_key"] = key
-    if idx != HELD:  # the class default: stored only for a weakly held item
-        d["_idx"] = idx
-    depth = d["_depth"] = parent._depth + 1
-    if depth > MAX_DEPTH:
-        too_deep(m, start)
-    src = buf[0]
-    mv = buf[1]
-    pos = start
-    lazy = None
-'''
 
-_MEMO_LOOKUP = '''\
-    key = None
-    if end - start <= MEMO_SPAN:
-        key = src[start:end]
-        if type(key) is not bytes:
-            key = bytes(key)
-        hit = MEMO.get(key)
-        if hit is not None:
-            if hit is NOT_KEPT:  # bytes seen before whose scan left more than plain values
-                key = None
-            else:
-                d.update(hit)
-                return m
-'''
+class Emitter:
+    """Python source, written a line at a time at the indentation of the open blocks.
 
-_MEMO_STORE = '''\
-    if key is not None and len(MEMO) < MEMO_ENTRIES:
-        memo_store(MEMO, key, d)
-'''
-
-# Repeated scalar fields whose empty container `make_child` puts in place when the scan
-# found none (tuned for the full walk, which reads all three of every attribute: an absent
-# field read through its class's `_LazyScalars` costs a Python call from C, ~4k
-# instructions, against ~1k here).  The container is the one that read would have made
-# (owner, element check), so mutation, copy-on-write and encoding are unchanged; fields
-# with packed chunks waiting in ``_lazy`` are left to that read.
-_EAGER_EMPTY = {"AttributeProto": ("floats", "ints", "strings")}
-
-
-def _eager_empty(spec: MessageSpec, after_memo_hit: bool) -> str:
-    """The source that puts the empty containers of ``_EAGER_EMPTY[spec.name]`` in place."""
-    out = []
-    for name in _EAGER_EMPTY.get(spec.name, ()):
-        f = spec.by_name[name]
-        indent = "    "
-        if not after_memo_hit:  # a memo hit holds plain values only, and nothing is lazy
-            out.append(f"    if {name!r} not in d and not (lazy and {name!r} in lazy):\n")
-            indent = "        "
-        out.append(f"{indent}E = d[{name!r}] = RS()\n{indent}E._owner = m\n{indent}E._check = CHECK_{f.number}\n")
-    return "".join(out)
-
-_HEADER_SCAN = '''\
-def scan(msg, src, mv, pos, end):
-    m = msg
-    d = m.__dict__
-    start = pos
-    lazy = d.get("_lazy")
-'''
-
-# Hot loop, tuned for CPython's specialising interpreter (3.11+): a comparison is
-# specialised (COMPARE_OP_INT_JUMP) only when the conditional jump after it needs no
-# EXTENDED_ARG, so every hot test jumps a short way: the end test jumps over a `break`
-# (not past the whole loop, as `while pos < end` would), and the branch bodies are kept
-# under 255 code units by calling out for the rare cases (`long_length`).  Measured:
-# docs/ARCHITECTURE.md (start-up and speed) and benchmarks/RESULTS.md.
-_LOOP_HEAD = '''\
-    while True:
-        try:
-            while True:
-                if pos >= end:
-                    break
-                tag = src[pos]
-'''
-
-_LOOP_TAIL = '''\
-                else:
-                    pos = slow(m, src, mv, pos, end)
-                    lazy = d.get("_lazy")
-            break
-        except UnicodeDecodeError:  # the generic path decides: bytes (proto2) or an error (proto3)
-            pos = slow(m, src, mv, pos, end)
-            lazy = d.get("_lazy")
-        except (IndexError, StructError):
-            overrun(m, src, start, end)
-        except DecodeError as exc:  # from an inline read_varint: name the message
-            raise with_path(m, exc)
-    if pos != end:
-        overrun(m, src, start, end)
-'''
-
-# Length-delimited value after a tag of @L bytes: sets q (value start) and e (value end).
-# A one-byte length inline; longer ones through `long_length` (keeps the body short).
-_LEN = '''\
-                    n = src[pos + @L]
-                    if n < 128:
-                        q = pos + @L1
-                        e = q + n
-                    else:
-                        q, e = long_len(m, src, pos + @L, start, end, overrun)
-'''
-
-
-def _indent(text: str, levels: int) -> str:
-    pad = "    " * levels
-    return "".join(pad + line if line.strip() else line for line in text.splitlines(True))
-
-
-def _sibling_pops(spec: MessageSpec, f) -> str:
-    if not f.oneof:
-        return ""
-    out = ""
-    for other in spec.oneofs[f.oneof]:
-        if other != f.name:
-            out += f"                    d.pop({other!r}, None)\n"
-            out += (f"                    if lazy and {other!r} in lazy:\n"
-                    f"                        drop_replaced_member(m, lazy, {other!r})\n")
-    return out
-
-
-def _new_list(f, check: str, locals_: set) -> str:
-    """Create the repeated container on the field's first element, then keep it in a local.
-
-    The local holds the field's container whenever the instance dict has one: the header
-    sets it (`_local_init`), and every call of ``slow``, which may create or replace
-    containers, reloads it (`_with_reloads`); so the first element needs no dict lookup.
-    If packed chunks of the field came first (they wait in ``_lazy``), the generic path
-    keeps the order exact.  The local's name is added to ``locals_``.
+    ``with out.block("if x:"):`` writes the header and indents what is written inside;
+    `line` writes one line at the current indentation.  So each piece of the generated
+    code is written by a function that does not know how deep it sits.  (The emitter is
+    its own context manager: `contextlib` would import `collections` and more into the
+    first process after a change of the generator, which `tests/test_startup.py` keeps
+    free of them.)
     """
-    name, local = f.name, f"L{f.number}"
-    locals_.add(local)
-    packable = f.kind != STRING  # strings are never packed: no chunk can wait in _lazy
-    return (f"                    if {local} is None:\n"
-            + (f"                        if lazy and {name!r} in lazy:\n"
-               f"                            pos = slow(m, src, mv, pos, end)\n"
-               f"                            lazy = d.get(\"_lazy\")\n"
-               f"                            continue\n" if packable else "") +
-            # new_repeated((), m, check) without the call: two per node
-            f"                        {local} = d[{name!r}] = RS()\n"
-            f"                        {local}._owner = m\n"
-            f"                        {local}._check = {check}\n")
+
+    def __init__(self, depth: int = 0) -> None:
+        self._lines: list[str] = []
+        self._pad = "    " * depth
+        self._outer: list[str] = []  # the indentation outside each open block
+
+    def line(self, text: str) -> None:
+        self._lines.append(f"{self._pad}{text}\n")
+
+    def block(self, header: str) -> Emitter:
+        """Write ``header`` and indent until the ``with`` statement it is used in ends."""
+        self.line(header)
+        self._outer.append(self._pad)
+        self._pad += "    "
+        return self
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._pad = self._outer.pop()
+
+    def source(self) -> str:
+        return "".join(self._lines)
 
 
-def _local_field(spec: MessageSpec, local: str) -> str:
-    """The field a container local (``L<number>`` or ``R<number>``) holds."""
-    return spec.by_number[int(local[1:])].name
+# What each hint that names fields accepts, and how a refusal says it.
+_HINT_FIELDS: dict[str, tuple[Callable[[FieldSpec], bool], str]] = {
+    "hot_order": (lambda f: True, "a field of the type"),
+    "runs": (lambda f: f.repeated and f.kind == MESSAGE and f.number < 16, "a repeated message field numbered 1-15"),
+    "eager_items": (lambda f: f.repeated and f.kind == MESSAGE, "a repeated message field"),
+    "eager_empty": (lambda f: f.repeated and f.kind != MESSAGE, "a repeated scalar field"),
+}
 
 
-def _local_init(spec: MessageSpec, locals_: set, fresh: bool) -> str:
-    """The header lines that set the container locals: None in a message made now (its dict
-    holds no field yet), else what the dict holds."""
-    return "".join(f"    {local} = None\n" if fresh else f"    {local} = d.get({_local_field(spec, local)!r})\n"
-                   for local in sorted(locals_))
+def checked_hints(spec: MessageSpec, hints: ScanHints) -> ScanHints:
+    """``hints`` (every key, `scangen.hints_by_type`) with names as tuples, ``eager_span``
+    an int and ``memo`` a bool, after checking that each names fields of ``spec`` that can
+    take it; ValueError names the first that cannot.  Run before any source is written, so
+    no cache entry is ever made under hints that cannot apply."""
+    h: dict = dict(hints)
+    for key, (ok, rule) in _HINT_FIELDS.items():
+        h[key] = names = tuple(h[key])
+        for name in names:
+            f = spec.by_name.get(name)
+            if f is None or not ok(f):
+                raise ValueError(f"scan hints for {spec.name}: {key} {name!r} is not {rule}")
+    h["eager_span"] = int(h["eager_span"])
+    h["memo"] = bool(h["memo"])
+    if h["eager_span"] < 0:
+        raise ValueError(f"scan hints for {spec.name}: eager_span {h['eager_span']} is negative")
+    return h  # type: ignore[return-value]
 
 
-def _with_reloads(source: str, spec: MessageSpec, locals_: set) -> str:
-    """``source`` with the container locals reloaded from the dict after every call of ``slow``
-    (each is followed by its reload of ``lazy``)."""
-    if not locals_:
-        return source
-    out = []
-    for line in source.splitlines(True):
-        out.append(line)
-        if line.strip() == 'lazy = d.get("_lazy")':
-            pad = line[:len(line) - len(line.lstrip())]
-            # One short line (the bodies must stay short, see _LOOP_HEAD): a map unpacked.
-            names = tuple(_local_field(spec, local) for local in sorted(locals_))
-            out.append(f"{pad}{', '.join(sorted(locals_))}, = map(d.get, {names!r})\n")
-    return "".join(out)
+class _Scan:
+    """What the pieces of one type's scan share: the type, its hints, and the container
+    locals (``L<number>`` for scalars and strings, ``R<number>`` for message sequences) that
+    the code keeps from the header on, so that a field's first element needs no dict lookup.
+
+    Every call of ``slow`` may create or replace containers, so it reloads them all (`slow`);
+    which locals there are is decided before anything is written (`_local_name`)."""
+
+    def __init__(self, spec: MessageSpec, registry: Registry, hints: ScanHints,
+                 cls_of: Callable[[FieldSpec], type[Message]], consts: dict) -> None:
+        self.spec = spec
+        self.registry = registry
+        self.hints = checked_hints(spec, hints)
+        self.cls_of = cls_of
+        self.consts = consts
+        self.locals = sorted(local for f in spec.fields if (local := _local_name(f)))
+
+    def slow(self, out: Emitter) -> None:
+        """Hand the field at ``pos`` to the generic loop, then reload what it may change."""
+        out.line("pos = slow(m, src, mv, pos, end)")
+        out.line('lazy = d.get("_lazy")')
+        if self.locals:
+            # One short line (the branch bodies must stay short, see `_loop`): a map unpacked.
+            names = tuple(self.field_of(local) for local in self.locals)
+            out.line(f"{', '.join(self.locals)}, = map(d.get, {names!r})")
+
+    def field_of(self, local: str) -> str:
+        """The field a container local holds."""
+        return self.spec.by_number[int(local[1:])].name
+
+    def class_const(self, f: FieldSpec) -> str:
+        """The name of the constant holding ``f``'s message class (noted in ``consts``)."""
+        self.consts[f"CLASS_{f.number}"] = self.cls_of(f)
+        return f"CLASS_{f.number}"
 
 
-def _branch(spec: MessageSpec, registry: Registry, f, consts: dict, cls_of,
-            locals_: set) -> tuple[int, str] | None:
-    """(tag, code) of the inline branch for field ``f``, or None to leave it to ``slow``."""
-    name = f.name
-    sibs = _sibling_pops(spec, f)
-    check = f"CHECK_{f.number}"
-    kind = f.kind
-    if kind in (STRING, BYTES, MESSAGE):
-        tag = f.number << 3 | LEN
-        if tag >= 1 << 14:
-            return None
-        if kind == STRING:
-            if f.repeated:
-                body = _LEN + _new_list(f, check, locals_) + f"                    append(L{f.number}, src[q:e].decode())\n"
-            else:
-                body = _LEN + sibs + f"                    d[{name!r}] = src[q:e].decode()\n"
-        elif kind == BYTES:
-            if f.repeated:
-                return None
-            body = _LEN + sibs + f"                    d[{name!r}] = mv[q:e]\n"
-        elif f.repeated and tag < 128 and name in _RUNS.get(spec.name, ()):
-            # A field written as one long run (a graph's nodes): the run is read by one
-            # call of `span_run`, whatever the length of each item's length.
-            consts[f"CLASS_{f.number}"] = cls_of(f)
-            local = f"R{f.number}"
-            locals_.add(local)
-            return tag, (
-                f"                    if {local} is None:\n"
-                f"                        seq = {local} = new(RM)\n"
-                "                        seq._owner = m\n"
-                f"                        seq._name = {name!r}\n"
-                f"                        seq._cls = CLASS_{f.number}\n"
-                "                        seq._spans = []\n"
-                "                        seq._items = None\n"
-                "                        seq._forget_cb = None\n"
-                f"                        d[{name!r}] = seq\n"
-                f"                    pos = span_run(m, src, pos, start, end, {local}._spans)\n")
-        elif f.repeated and name in _EAGER_ITEMS.get(spec.name, ()):
-            # Items made now, into a `MessageList` (see `_EAGER_ITEMS`); an item that
-            # cannot be made turns the field into a lazy sequence (`defer_items`), which
-            # the `else` branch then extends.
-            consts[f"CLASS_{f.number}"] = cls_of(f)
-            local = f"R{f.number}"
-            locals_.add(local)
-            body = _LEN + (
-                f"                    if {local} is None:\n"
-                f"                        if end - start > {_EAGER_SPAN}:  # a large owner: lazy, see _EAGER_SPAN\n"
-                f"                            {local} = lazy_items(m, {name!r})\n"
-                "                        else:\n"
-                f"                            {local} = d[{name!r}] = ML()\n"
-                f"                            {local}._owner = m\n"
-                f"                            {local}._name = {name!r}\n"
-                f"                            {local}._cls = CLASS_{f.number}\n"
-                f"                    if type({local}) is ML:\n"
-                "                        try:\n"
-                f"                            append({local}, CLASS_{f.number}._make_child(CLASS_{f.number}, m, q, e, {name!r}, HELD))\n"
-                "                        except DecodeError:\n"
-                f"                            {local} = defer_items(m, {name!r}, q, e)\n"
-                "                    else:\n"
-                f"                        {local}._add_span(q, e)\n")
-        elif f.repeated:  # the spans go straight into the field's sequence
-            consts[f"CLASS_{f.number}"] = cls_of(f)
-            local = f"R{f.number}"  # the sequence, kept as `_new_list` keeps a container
-            locals_.add(local)
-            body = _LEN + (
-                f"                    if {local} is None:\n"
-                # RepeatedMessages(m, name, cls, [q, e]) without its __init__'s call
-                f"                        seq = {local} = new(RM)\n"
-                "                        seq._owner = m\n"
-                f"                        seq._name = {name!r}\n"
-                f"                        seq._cls = CLASS_{f.number}\n"
-                "                        seq._spans = [q, e]\n"
-                "                        seq._items = None\n"
-                "                        seq._forget_cb = None\n"
-                f"                        d[{name!r}] = seq\n"
-                "                    else:\n"
-                f"                        spans = {local}._spans\n"
-                "                        spans.append(q)\n"
-                "                        spans.append(e)\n")
-        else:
-            body = _LEN + sibs + (
-                "                    if lazy is None:\n"
-                "                        lazy = d[\"_lazy\"] = {}\n"
-                f"                    spans = lazy.get({name!r})\n"
-                "                    if spans is None:\n"
-                f"                        lazy[{name!r}] = [q, e]\n"
-                "                    else:\n"
-                "                        spans.append(q)\n"
-                "                        spans.append(e)\n")
-        return tag, body + "                    pos = e\n"
-    if kind in (INT64, INT32) or (kind == ENUM and not f.repeated):
-        tag = f.number << 3 | VARINT
-        if tag >= 1 << 14:
-            return None
-        closed = kind == ENUM and registry.enum(f.type_name).closed
-        if closed:
-            consts[f"VALUES_{f.number}"] = frozenset(registry.enum(f.type_name).values.values())
-            # One-byte values of a closed enum inline; anything else (an unknown value is
-            # kept as an unknown field) goes to the generic path.
-            return tag, (f"                    v = src[pos + @L]\n"
-                         f"                    if v < 128 and v in VALUES_{f.number}:\n"
-                         + _indent(sibs, 1) +
-                         f"                        d[{name!r}] = v\n"
-                         f"                        pos += @L1\n"
-                         f"                    else:\n"
-                         f"                        pos = slow(m, src, mv, pos, end)\n"
-                         f"                        lazy = d.get(\"_lazy\")\n")
-        wide = ("                        if v >> 63:\n                            v -= 1 << 64\n" if kind == INT64
-                else "                        if v > 0x7FFFFFFF:\n                            v = to_int32(v)\n")
-        read = ("                    v = src[pos + @L]\n"
-                "                    if v < 128:\n"
-                "                        pos += @L1\n"
-                "                    else:\n"
-                "                        v, pos = read_varint(src, pos + @L, end)\n" + wide)
-        if f.repeated:
-            return tag, _new_list(f, check, locals_) + read + f"                    append(L{f.number}, v)\n"
-        return tag, read + sibs + f"                    d[{name!r}] = v\n"
-    if kind == FLOAT:
-        tag = f.number << 3 | I32
-        if tag >= 1 << 14:
-            return None
-        read = ("                    v = unpack_float(src, pos + @L)[0]\n"
-                "                    if v != v:  # NaN: keep its exact bits\n"
-                "                        v = float32_nan(src, pos + @L)\n")
-        if f.repeated:
-            return tag, _new_list(f, check, locals_) + read + f"                    append(L{f.number}, v)\n                    pos += @L4\n"
-        return tag, read + sibs + f"                    d[{name!r}] = v\n                    pos += @L4\n"
+def _local_name(f: FieldSpec) -> str | None:
+    """The container local of ``f``'s inline branch, if it has one (see `_Scan`).
+
+    A field of two-byte tag that a hot order leaves to ``slow`` (`_chain`) keeps its local
+    too: set in the header and reloaded, never used (as the generator has always written it).
+    """
+    if not f.repeated or _tag_of(f) is None:
+        return None
+    if f.kind == MESSAGE:
+        return f"R{f.number}"
+    if f.kind in (STRING, INT64, INT32, FLOAT):
+        return f"L{f.number}"
     return None
 
 
-#: Repeated message fields whose items a scan makes at once, with their owner, into a
-#: `MessageList` (a ``list``): a node's attributes, which a walk reads with the node, and
-#: whose iteration is then C code instead of a Python ``__iter__`` per node (-9% of a full
-#: walk's time, benchmarks/RESULTS.md, session 15).  A short field only: each item is made
-#: whether it is read or not.
-_EAGER_ITEMS = {"NodeProto": ("attribute",)}
-#: Owners longer than this (bytes) keep those fields lazy: items made at once cost about
-#: 500 bytes of objects for as little as 2 bytes of input (measured: 96 MiB for 200,000
-#: empty attributes), so a node of 4 KB holds at most ~1 MB this way, and a forged node of
-#: megabytes of empty attributes is read item by item as any long sequence is (held weakly
-#: past 64 items; tests/wirefmt/test_message_list.py bounds it).
-_EAGER_SPAN = 4096
-# (The test of that bound makes the attribute branch longer than 255 code units, so the
-# `tag == 42` comparison before it is not specialised: measured, +0.3% instructions of the
-# full walk, left so rather than add a helper call per node to shorten the branch.)
-
-#: Repeated message fields that come as one long run of the same one-byte tag (a graph's
-#: 75,000 ``node`` fields, each an item of 40 to 1,000 bytes): each run is read by one call
-#: of ``span_run`` (`scan._span_run`), a loop over the run with the items' lengths of one
-#: and two bytes inline, instead of one turn of the field loop per item (its tag tests,
-#: the sequence's None test and attribute read) and one `long_length` call per item of
-#: 128 bytes or more.  Measured: docs/ARCHITECTURE.md (start-up and speed).  Short
-#: repeated fields keep the inline branch: a call per run of one or two items costs more
-#: than it saves.
-_RUNS = {
-    "GraphProto": ("node", "initializer", "value_info"),
-    "FunctionProto": ("node",),
-}
+def _tag_of(f: FieldSpec) -> int | None:
+    """The tag of ``f``'s inline branch (one or two bytes), or None if it has none."""
+    kind = f.kind
+    if kind in (STRING, MESSAGE) or (kind == BYTES and not f.repeated):
+        tag = f.number << 3 | LEN
+    elif kind in (INT64, INT32) or (kind == ENUM and not f.repeated):
+        tag = f.number << 3 | VARINT
+    elif kind == FLOAT:
+        tag = f.number << 3 | I32
+    else:
+        return None
+    return tag if tag < 1 << 14 else None
 
 
-def _specialise(body: str, tag_len: int) -> str:
-    """Fill in the offsets of a branch body for a tag of ``tag_len`` bytes."""
-    return (body.replace("@L1", str(tag_len + 1)).replace("@L2", str(tag_len + 2)).replace("@L4", str(tag_len + 4))
-            .replace("@L", str(tag_len)))
+# -- the pieces of a field's branch ------------------------------------------------------
+# Each writes at the indentation of the branch body; ``t`` is the tag's length in bytes,
+# so the field's value starts at ``pos + t``.
+
+def _read_length(out: Emitter, t: int) -> None:
+    """Set ``q`` and ``e`` to the start and end of the length-delimited value after the tag.
+    A one-byte length inline; longer ones through `long_length` (keeps the body short)."""
+    out.line(f"n = src[pos + {t}]")
+    with out.block("if n < 128:"):
+        out.line(f"q = pos + {t + 1}")
+        out.line("e = q + n")
+    with out.block("else:"):
+        out.line(f"q, e = long_len(m, src, pos + {t}, start, end, overrun)")
 
 
-#: Branch order for types whose common fields are not their lowest-numbered ones: every
-#: field compared before the right one costs a comparison per field read.  AttributeProto
-#: is in every node and its `type` (field 20, a two-byte tag) is always present.
-_HOT_ORDER = {
-    "AttributeProto": ("name", "type", "i", "ints", "f", "s", "floats", "strings", "t", "g"),
-}
-
-
-def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Callable[[FieldSpec], type[Message]]) -> tuple[str, set]:
-    """The body shared by the two generated functions: the if/elif chain over tags,
-    and the names of the locals it keeps containers in.
-
-    One-byte tags (fields 1-15) are compared directly; two-byte tags (fields 16-2047,
-    such as AttributeProto.type) in a nested chain entered when the first byte says so,
-    placed where its first field stands in the order (`_HOT_ORDER`, else field numbers).
-    """
-    hot = _HOT_ORDER.get(spec.name, ())
-    fields = sorted(spec.fields, key=lambda f: (hot.index(f.name) if f.name in hot else len(hot), f.number))
-    entries: list[tuple[int, str] | None] = []
-    long_: list[tuple[int, str]] = []
-    locals_: set = set()
-    for f in fields:
-        b = _branch(spec, registry, f, consts, cls_of, locals_)
-        if b is None:
-            continue
-        if b[0] < 128:
-            entries.append(b)
-        elif hot and f.name not in hot:
-            # Left to `slow`: of a type with a hot order, the two-byte chain holds its hot
-            # fields only, so that the test that enters it jumps over a short body.
-            continue
+def _read_varint(out: Emitter, t: int, kind: int) -> None:
+    """Set ``v`` to the varint after the tag, as a signed int64 or int32, and move ``pos``."""
+    out.line(f"v = src[pos + {t}]")
+    with out.block("if v < 128:"):
+        out.line(f"pos += {t + 1}")
+    with out.block("else:"):
+        out.line(f"v, pos = read_varint(src, pos + {t}, end)")
+        if kind == INT64:
+            with out.block("if v >> 63:"):
+                out.line("v -= 1 << 64")
         else:
-            if not long_:
-                entries.append(None)  # the nested chain goes here
-            long_.append(b)
-    out: list[str] = []
-    for entry in entries:
-        kw = "elif" if out else "if"
-        if entry is not None:
-            tag, body = entry
-            out.append(f"                {kw} tag == {tag}:\n{_specialise(body, 1)}")
+            with out.block("if v > 0x7FFFFFFF:"):
+                out.line("v = to_int32(v)")
+
+
+def _read_float(out: Emitter, t: int) -> None:
+    """Set ``v`` to the float after the tag (``pos`` is moved by the caller)."""
+    out.line(f"v = unpack_float(src, pos + {t})[0]")
+    with out.block("if v != v:  # NaN: keep its exact bits"):
+        out.line(f"v = float32_nan(src, pos + {t})")
+
+
+def _drop_siblings(out: Emitter, spec: MessageSpec, f: FieldSpec) -> None:
+    """Setting a oneof member clears the others, decoded or still lazy."""
+    if not f.oneof:
+        return
+    for other in spec.oneofs[f.oneof]:
+        if other != f.name:
+            out.line(f"d.pop({other!r}, None)")
+            with out.block(f"if lazy and {other!r} in lazy:"):
+                out.line(f"drop_replaced_member(m, lazy, {other!r})")
+
+
+def _new_list(out: Emitter, scan: _Scan, f: FieldSpec) -> None:
+    """Create the repeated scalar container on the field's first element, in its local.
+
+    If packed chunks of the field came first (they wait in ``_lazy``), the generic path
+    keeps the order exact; strings are never packed, so no chunk of theirs can wait.
+    """
+    local = f"L{f.number}"
+    with out.block(f"if {local} is None:"):
+        if f.kind != STRING:
+            with out.block(f"if lazy and {f.name!r} in lazy:"):
+                scan.slow(out)
+                out.line("continue")
+        # new_repeated((), m, check) without the call: two per node
+        out.line(f"{local} = d[{f.name!r}] = RS()")
+        out.line(f"{local}._owner = m")
+        out.line(f"{local}._check = CHECK_{f.number}")
+
+
+def _new_sequence(out: Emitter, f: FieldSpec, cls: str, spans: str) -> None:
+    """``seq = R<n> = d[name]``, a `RepeatedMessages` with ``spans``, made without its
+    ``__init__``'s call."""
+    out.line(f"seq = R{f.number} = new(RM)")
+    out.line("seq._owner = m")
+    out.line(f"seq._name = {f.name!r}")
+    out.line(f"seq._cls = {cls}")
+    out.line(f"seq._spans = {spans}")
+    out.line("seq._items = None")
+    out.line("seq._forget_cb = None")
+    out.line(f"d[{f.name!r}] = seq")
+
+
+def _run_branch(out: Emitter, scan: _Scan, f: FieldSpec) -> None:
+    """A field written as one long run (the ``runs`` scan hint): the run is read by one call of
+    `span_run`, whatever the length of each item's length."""
+    cls = scan.class_const(f)
+    with out.block(f"if R{f.number} is None:"):
+        _new_sequence(out, f, cls, "[]")
+    out.line(f"pos = span_run(m, src, pos, start, end, R{f.number}._spans)")
+
+
+def _eager_items_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int) -> None:
+    """Items made now, into a `MessageList` (the ``eager_items`` scan hint); an item that cannot
+    be made turns the field into a lazy sequence (`defer_items`), which the ``else``
+    branch then extends.  An owner over the ``eager_span`` scan hint keeps the field lazy."""
+    cls, local, name = scan.class_const(f), f"R{f.number}", f.name
+    _read_length(out, t)
+    with out.block(f"if {local} is None:"):
+        with out.block(f"if end - start > {scan.hints['eager_span']}:  # a large owner: lazy, see eager_span"):
+            out.line(f"{local} = lazy_items(m, {name!r})")
+        with out.block("else:"):
+            out.line(f"{local} = d[{name!r}] = ML()")
+            out.line(f"{local}._owner = m")
+            out.line(f"{local}._name = {name!r}")
+            out.line(f"{local}._cls = {cls}")
+    with out.block(f"if type({local}) is ML:"):
+        with out.block("try:"):
+            out.line(f"append({local}, {cls}._make_child({cls}, m, q, e, {name!r}, HELD))")
+        with out.block("except DecodeError:"):
+            out.line(f"{local} = defer_items(m, {name!r}, q, e)")
+    with out.block("else:"):
+        out.line(f"{local}._add_span(q, e)")
+    out.line("pos = e")
+
+
+def _sequence_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int) -> None:
+    """A repeated message field's spans, straight into the field's sequence."""
+    cls, local = scan.class_const(f), f"R{f.number}"
+    _read_length(out, t)
+    with out.block(f"if {local} is None:"):
+        _new_sequence(out, f, cls, "[q, e]")
+    with out.block("else:"):
+        out.line(f"spans = {local}._spans")
+        out.line("spans.append(q)")
+        out.line("spans.append(e)")
+    out.line("pos = e")
+
+
+def _submessage_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int) -> None:
+    """A singular submessage: its span waits in ``_lazy`` (several when it is merged)."""
+    _read_length(out, t)
+    _drop_siblings(out, scan.spec, f)
+    with out.block("if lazy is None:"):
+        out.line('lazy = d["_lazy"] = {}')
+    out.line(f"spans = lazy.get({f.name!r})")
+    with out.block("if spans is None:"):
+        out.line(f"lazy[{f.name!r}] = [q, e]")
+    with out.block("else:"):
+        out.line("spans.append(q)")
+        out.line("spans.append(e)")
+    out.line("pos = e")
+
+
+def _text_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int) -> None:
+    """A string (decoded now: invalid UTF-8 raises UnicodeDecodeError, for ``slow``) or
+    bytes (a memoryview into the buffer)."""
+    value = "src[q:e].decode()" if f.kind == STRING else "mv[q:e]"
+    _read_length(out, t)
+    if f.repeated:
+        _new_list(out, scan, f)
+        out.line(f"append(L{f.number}, {value})")
+    else:
+        _drop_siblings(out, scan.spec, f)
+        out.line(f"d[{f.name!r}] = {value}")
+    out.line("pos = e")
+
+
+def _closed_enum(registry: Registry, f: FieldSpec) -> EnumSpec | None:
+    """The enum of ``f`` if it is a closed one (unknown values kept as unknown fields)."""
+    if f.kind != ENUM or f.type_name is None:
+        return None
+    enum = registry.enum(f.type_name)
+    return enum if enum.closed else None
+
+
+def _closed_enum_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int, enum: EnumSpec) -> None:
+    """One-byte values of a closed enum inline; anything else (an unknown value is kept as
+    an unknown field) goes to the generic path."""
+    scan.consts[f"VALUES_{f.number}"] = frozenset(enum.values.values())
+    out.line(f"v = src[pos + {t}]")
+    with out.block(f"if v < 128 and v in VALUES_{f.number}:"):
+        _drop_siblings(out, scan.spec, f)
+        out.line(f"d[{f.name!r}] = v")
+        out.line(f"pos += {t + 1}")
+    with out.block("else:"):
+        scan.slow(out)
+
+
+def _varint_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int) -> None:
+    """An int32, int64 or open enum value, or an unpacked element of a repeated one."""
+    if f.repeated:
+        _new_list(out, scan, f)
+        _read_varint(out, t, f.kind)
+        out.line(f"append(L{f.number}, v)")
+    else:
+        _read_varint(out, t, f.kind)
+        _drop_siblings(out, scan.spec, f)
+        out.line(f"d[{f.name!r}] = v")
+
+
+def _float_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int) -> None:
+    """A float value, or an unpacked element of a repeated one."""
+    if f.repeated:
+        _new_list(out, scan, f)
+        _read_float(out, t)
+        out.line(f"append(L{f.number}, v)")
+    else:
+        _read_float(out, t)
+        _drop_siblings(out, scan.spec, f)
+        out.line(f"d[{f.name!r}] = v")
+    out.line(f"pos += {t + 4}")
+
+
+def _branch(out: Emitter, scan: _Scan, f: FieldSpec, tag: int) -> None:
+    """The body of the inline branch for field ``f`` (whose `_tag_of` is ``tag``)."""
+    t = 1 if tag < 128 else 2
+    kind = f.kind
+    if kind == MESSAGE and f.repeated:
+        if t == 1 and f.name in scan.hints["runs"]:
+            _run_branch(out, scan, f)
+        elif f.name in scan.hints["eager_items"]:
+            _eager_items_branch(out, scan, f, t)
+        else:
+            _sequence_branch(out, scan, f, t)
+    elif kind == MESSAGE:
+        _submessage_branch(out, scan, f, t)
+    elif kind in (STRING, BYTES):
+        _text_branch(out, scan, f, t)
+    elif (enum := _closed_enum(scan.registry, f)) is not None:
+        _closed_enum_branch(out, scan, f, t, enum)
+    elif kind == FLOAT:
+        _float_branch(out, scan, f, t)
+    else:
+        _varint_branch(out, scan, f, t)
+
+
+# -- the loop over a message's fields ----------------------------------------------------
+
+def _chain(out: Emitter, scan: _Scan) -> None:
+    """The if/elif chain over tags.
+
+    One-byte tags (fields 1-15) are compared directly; two-byte tags (fields 16-2047)
+    in a nested chain entered when the first byte says so, placed where its first field
+    stands in the order (the ``hot_order`` scan hint, else field numbers).  Of a type with a hot
+    order, the nested chain holds its hot fields only, so that the test that enters it
+    jumps over a short body.
+    """
+    hot = scan.hints["hot_order"]
+    fields = sorted(scan.spec.fields, key=lambda f: (hot.index(f.name) if f.name in hot else len(hot), f.number))
+    entries: list[tuple[int, FieldSpec] | None] = []  # None: the nested chain goes here
+    long_: list[tuple[int, FieldSpec]] = []
+    for f in fields:
+        tag = _tag_of(f)
+        if tag is None:
             continue
-        chain = ["                tag = (tag & 127) | (src[pos + 1] << 7)\n"]
-        for i, (tag, body) in enumerate(long_):
-            chain.append(f"                {'elif' if i else 'if'} tag == {tag}:\n{_specialise(body, 2)}")
-        chain.append("                else:\n"
-                     "                    pos = slow(m, src, mv, pos, end)\n"
-                     "                    lazy = d.get(\"_lazy\")\n")
-        out.append(f"                {kw} tag > 127:\n" + _indent("".join(chain), 1))
-    if not out:
-        return "                if False:\n                    pass\n", locals_
-    return "".join(out), locals_
+        if tag < 128:
+            entries.append((tag, f))
+        elif not hot or f.name in hot:
+            if not long_:
+                entries.append(None)
+            long_.append((tag, f))
+    if not entries:
+        with out.block("if False:"):
+            out.line("pass")
+    for i, entry in enumerate(entries):
+        kw = "elif" if i else "if"
+        if entry is not None:
+            with out.block(f"{kw} tag == {entry[0]}:"):
+                _branch(out, scan, entry[1], entry[0])
+            continue
+        with out.block(f"{kw} tag > 127:"):
+            out.line("tag = (tag & 127) | (src[pos + 1] << 7)")
+            for j, (tag, f) in enumerate(long_):
+                with out.block(f"{'elif' if j else 'if'} tag == {tag}:"):
+                    _branch(out, scan, f, tag)
+            with out.block("else:"):
+                scan.slow(out)
+
+
+def _loop(out: Emitter, scan: _Scan) -> None:
+    """The loop over the fields, and its end test.
+
+    Tuned for CPython's specialising interpreter (3.11+): a comparison is specialised
+    (COMPARE_OP_INT_JUMP) only when the conditional jump after it needs no EXTENDED_ARG,
+    so every hot test jumps a short way: the end test jumps over a `break` (not past the
+    whole loop, as ``while pos < end`` would), and the branch bodies are kept under 255
+    code units by calling out for the rare cases (`long_length`, ``slow``).  Measured:
+    benchmarks/RESULTS.md ("Measurements behind the design").
+    """
+    with out.block("while True:"):
+        with out.block("try:"):
+            with out.block("while True:"):
+                with out.block("if pos >= end:"):
+                    out.line("break")
+                out.line("tag = src[pos]")
+                _chain(out, scan)
+                with out.block("else:"):
+                    scan.slow(out)
+            out.line("break")
+        with out.block("except UnicodeDecodeError:  # the generic path decides: bytes (proto2) or an error (proto3)"):
+            scan.slow(out)
+        with out.block("except (IndexError, StructError):"):
+            out.line("overrun(m, src, start, end)")
+        with out.block("except DecodeError as exc:  # from an inline read_varint: name the message"):
+            out.line("raise with_path(m, exc)")
+    with out.block("if pos != end:"):
+        out.line("overrun(m, src, start, end)")
+
+
+def _local_init(out: Emitter, scan: _Scan, fresh: bool) -> None:
+    """Set the container locals: None in a message made now (its dict holds no field yet),
+    else what the dict holds."""
+    for local in scan.locals:
+        out.line(f"{local} = None" if fresh else f"{local} = d.get({scan.field_of(local)!r})")
+
+
+# -- make_child: a child created over its parent's buffer, then scanned --------------------
+
+def _child_header(out: Emitter) -> None:
+    """Create the child ``m`` of ``parent`` over ``start:end`` and set up the scan's locals."""
+    out.line("m = new(cls)")
+    out.line("d = m.__dict__")
+    out.line('buf = d["_buf"] = parent._buf')
+    out.line('d["_start"] = start')
+    out.line('d["_end"] = end')
+    out.line('d["_parent"] = parent')
+    out.line('d["_key"] = key')
+    with out.block("if idx != HELD:  # the class default: stored only for a weakly held item"):
+        out.line('d["_idx"] = idx')
+    out.line('depth = d["_depth"] = parent._depth + 1')
+    with out.block("if depth > MAX_DEPTH:"):
+        out.line("too_deep(m, start)")
+    out.line("src = buf[0]")
+    out.line("mv = buf[1]")
+    out.line("pos = start")
+    out.line("lazy = None")
+
+
+def _memo_lookup(out: Emitter, scan: _Scan) -> None:
+    """A span seen before (the ``memo`` scan hint): copy what its scan decoded and return."""
+    out.line("key = None")
+    with out.block("if end - start <= MEMO_SPAN:"):
+        out.line("key = src[start:end]")
+        with out.block("if type(key) is not bytes:"):
+            out.line("key = bytes(key)")
+        out.line("hit = MEMO.get(key)")
+        with out.block("if hit is not None:"):
+            with out.block("if hit is NOT_KEPT:  # bytes seen before whose scan left more than plain values"):
+                out.line("key = None")
+            with out.block("else:"):
+                out.line("d.update(hit)")
+                _eager_empty(out, scan, after_memo_hit=True)
+                out.line("return m")
+
+
+def _memo_store(out: Emitter) -> None:
+    """Offer what this scan decoded to the memo (`scan._memo_store` decides)."""
+    with out.block("if key is not None and len(MEMO) < MEMO_ENTRIES:"):
+        out.line("memo_store(MEMO, key, d)")
+
+
+def _eager_empty(out: Emitter, scan: _Scan, after_memo_hit: bool) -> None:
+    """Put in place the empty containers of the ``eager_empty`` scan hint the scan did not fill.
+
+    The container is the one a read would have made (owner, element check), so mutation,
+    copy-on-write and encoding are unchanged; fields with packed chunks waiting in
+    ``_lazy`` are left to that read.  A memo hit holds plain values only, and nothing is lazy.
+    """
+    for name in scan.hints["eager_empty"]:
+        number = scan.spec.by_name[name].number
+        if after_memo_hit:
+            _new_empty(out, name, number)
+        else:
+            with out.block(f"if {name!r} not in d and not (lazy and {name!r} in lazy):"):
+                _new_empty(out, name, number)
+
+
+def _new_empty(out: Emitter, name: str, number: int) -> None:
+    out.line(f"E = d[{name!r}] = RS()")
+    out.line("E._owner = m")
+    out.line(f"E._check = CHECK_{number}")
+
+
+def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Callable[[FieldSpec], type[Message]],
+                hints: ScanHints) -> tuple[str, set]:
+    """The loop shared by the two generated functions (as written inside them), and the
+    names of the locals it keeps containers in; the constants it names are added to
+    ``consts``."""
+    scan = _Scan(spec, registry, hints, cls_of, consts)
+    out = Emitter(depth=1)
+    _loop(out, scan)
+    return out.source(), set(scan.locals)
 
 
 def source(spec: MessageSpec, registry: Registry, cls_of: Callable[[FieldSpec], type[Message]], which: str,
-           memo: bool) -> str:
-    """The whole source of ``which`` ("make_child" or "scan") for ``spec``; ``memo``: a
-    ``make_child`` that keeps and copies decoded spans (`scangen.build_scanner` decides)."""
-    body, locals_ = scan_source(spec, registry, {}, cls_of)
-    init = _local_init(spec, locals_, fresh=which == "make_child")
-    body = _with_reloads(body + _LOOP_TAIL, spec, locals_)
+           hints: ScanHints) -> str:
+    """The whole source of ``which`` ("make_child" or "scan") for ``spec``.  A
+    ``make_child`` of a type whose ``memo`` hint is set keeps and copies decoded spans."""
+    scan = _Scan(spec, registry, hints, cls_of, {})
+    out = Emitter()
     if which == "make_child":
-        lookup = _MEMO_LOOKUP.replace("                return m\n", _indent(_eager_empty(spec, True), 3)
-                                      + "                return m\n") if memo else ""
-        return (_HEADER_CHILD + lookup + init + _LOOP_HEAD + body
-                + (_MEMO_STORE if memo else "") + _eager_empty(spec, False) + "    return m\n")
-    return _HEADER_SCAN + init + _LOOP_HEAD + body
+        with out.block("def make_child(cls, parent, start, end, key, idx=HELD):"):
+            _child_header(out)
+            if scan.hints["memo"]:
+                _memo_lookup(out, scan)
+            _local_init(out, scan, fresh=True)
+            _loop(out, scan)
+            if scan.hints["memo"]:
+                _memo_store(out)
+            _eager_empty(out, scan, after_memo_hit=False)
+            out.line("return m")
+    else:
+        with out.block("def scan(msg, src, mv, pos, end):"):
+            out.line("m = msg")
+            out.line("d = m.__dict__")
+            out.line("start = pos")
+            out.line('lazy = d.get("_lazy")')
+            _local_init(out, scan, fresh=False)
+            _loop(out, scan)
+    return out.source()
 
 
 def generic_child_source() -> str:
     """The ``make_child`` whose scan is the generic loop: the same header as the generated
     ones, so that creating a child is written once whichever scan follows."""
-    return _HEADER_CHILD + "    generic_scan_into(m, src, mv, pos, end)\n    return m\n"
+    out = Emitter()
+    with out.block("def make_child(cls, parent, start, end, key, idx=HELD):"):
+        _child_header(out)
+        out.line("generic_scan_into(m, src, mv, pos, end)")
+        out.line("return m")
+    return out.source()

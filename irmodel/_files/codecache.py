@@ -12,8 +12,8 @@ the first process after an install (or a change) pays for it:
   version and Python (``scan-0.1.0-cpython-311``).  Never inside the installed package:
   site-packages is often read-only, shared, or owned by somebody else.
 * What a file holds is checked by wirefmt, not trusted: the code is used only if the
-  stamp stored with it (the generator's files, the type's fields: everything the source
-  depends on) is exactly the stamp of now (`wirefmt.scangen._compile`), so a changed
+  stamp stored with it (the generator's files, the type's fields and scan hints:
+  everything the source depends on) is exactly the stamp of now (`wirefmt.scangen._compile`), so a changed
   schema or generator can never run old code, and a valid entry costs no generation.
 * Any failure is silent and costs only speed: a directory that cannot be created or
   written (the first failed write switches saving off for the process), a file that

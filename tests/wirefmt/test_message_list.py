@@ -261,11 +261,12 @@ def _node_bytes(attributes: list) -> bytes:
 
 
 def test_a_node_over_the_eager_bound_reads_its_attributes_lazily_and_the_same(scan_path):
-    from wirefmt.scansource import _EAGER_SPAN
+    from irmodel.messages import SCAN_HINTS
 
-    attrs = [oh.make_attribute(f"a{i}", i).SerializeToString() for i in range(_EAGER_SPAN // 8)]
+    bound = SCAN_HINTS["NodeProto"]["eager_span"]
+    attrs = [oh.make_attribute(f"a{i}", i).SerializeToString() for i in range(bound // 8)]
     data = _node_bytes(attrs)
-    assert len(data) > _EAGER_SPAN
+    assert len(data) > bound
     node = NodeProto.FromString(data)
     assert type(node.attribute) is RepeatedMessages
     parsed = onnx.NodeProto.FromString(data)

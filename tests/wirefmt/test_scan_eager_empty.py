@@ -1,5 +1,5 @@
 """The empty containers `make_child` puts in place for absent repeated scalar fields
-(`wirefmt.scansource._EAGER_EMPTY`: an AttributeProto's ints, floats and strings).
+(the ``eager_empty`` scan hint in `irmodel.messages.SCAN_HINTS`: an AttributeProto's ints, floats and strings).
 
 They must be exactly what reading the absent field would have made: the instance's own
 container (owner, element check, the same object on every read), and a change through

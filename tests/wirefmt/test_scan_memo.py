@@ -1,4 +1,4 @@
-"""The attribute memo of the generated scan (`wirefmt.scangen._MEMO_TYPES`): an item whose
+"""The attribute memo of the generated scan (the ``memo`` scan hint in `irmodel.messages.SCAN_HINTS`): an item whose
 bytes equal an item scanned before copies that scan's values instead of scanning.
 
 Held to the generic scan (which has no memo) and to the reference: same values, same

@@ -1,4 +1,4 @@
-"""The run loop of the generated scan (`wirefmt.scan._span_run`, `scansource._RUNS`): a graph's
+"""The run loop of the generated scan (`wirefmt.scan._span_run`, the ``runs`` scan hint): a graph's
 ``node``, ``initializer`` and ``value_info`` fields are read a whole run at a time.
 
 Every input is decoded with the generated scanners and with the generic loop (the

@@ -41,7 +41,8 @@ def test_generic_scan_decodes_without_generating_any_code(monkeypatch):
 def test_scan_generation_reports_the_locals_it_uses():
     cls = irmodel.NodeProto
     consts: dict = {}
-    body, locals_ = scansource.scan_source(cls._spec, cls._registry, consts, lambda f: cls._classes[f.name])
+    body, locals_ = scansource.scan_source(cls._spec, cls._registry, consts, lambda f: cls._classes[f.name],
+                                           cls._scan_hints)
     # input and output (fields 1 and 2) are repeated strings kept in locals L1 and L2, the
     # attribute, metadata_props and device_configurations sequences (5, 9, 10) in R5, R9, R10.
     assert locals_ == {"L1", "L2", "R5", "R9", "R10"}
