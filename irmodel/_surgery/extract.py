@@ -308,14 +308,21 @@ def extract_model(input_path: str | os.PathLike, output_path: str | os.PathLike,
 
 def _add_inferred_types(part: Any) -> None:
     """Fill ``part``'s value_info (and output types) by inference over its slim twin."""
+    from .scope import has_subgraphs  # noqa: PLC0415
     inferred = _inferred(_slim(part)).graph
+    nodes = part.graph.node
+    for i, node in enumerate(inferred.node):
+        if has_subgraphs(node) and node != nodes[i]:  # value_info and types written in its graphs
+            nodes[i] = type(node).FromString(node.SerializeToString())
+    types = {v.name: v.type for v in list(inferred.value_info) + list(inferred.output) if v.HasField("type")}
+    for mine in list(part.graph.output) + list(part.graph.value_info):
+        theirs = types.get(mine.name)
+        if theirs is not None and theirs != mine.type:  # merged with what inference found
+            mine.type.CopyFrom(theirs)
     have = {v.name for v in part.graph.value_info}
     for v in inferred.value_info:
         if v.name not in have:  # a copy of its own: the inferred model's buffer is let go
             part.graph.value_info.append(type(v).FromString(v.SerializeToString()))
-    for mine, theirs in zip(part.graph.output, inferred.output):
-        if theirs.HasField("type") and theirs.type != mine.type:
-            mine.type.CopyFrom(theirs.type)
 
 
 def _slim(part: Any) -> Any:
