@@ -7,6 +7,7 @@ conversion, for now).
 
 from __future__ import annotations
 
+from ._surgery.errors import SurgeryError
 from ._surgery.inline import inline_local_functions, inline_selected_functions
 
-__all__ = ["inline_local_functions", "inline_selected_functions"]
+__all__ = ["inline_local_functions", "inline_selected_functions", "SurgeryError"]
