@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from .errors import SurgeryError
 from .naming import CallRenamer, NameGenerator
-from .scope import call_key, normalized, own_key, subgraphs
+from .opsets import changed_operators, opset_map
+from .scope import call_key, own_key, subgraphs
 from .share import adopt_origin, shared_copy
 
 TYPE_CHECKING = False
@@ -34,14 +35,6 @@ if TYPE_CHECKING:
 
 #: onnx.checker's bound on the number of model-local functions (kMaxModelLocalFunctions).
 MAX_FUNCTIONS = 100_000
-
-
-def _opsets(imports: Any) -> dict:
-    """domain -> version, the first entry of a domain winning (onnx's OpsetMap)."""
-    out: dict = {}
-    for o in imports:
-        out.setdefault(normalized(o.domain), o.version)
-    return out
 
 
 def check_call_cycles(model: Any) -> None:
@@ -233,24 +226,13 @@ class _Inliner:
 
 def _check_convertible(body: Any, model: Any, target: int) -> None:
     """Refuse a function whose ai.onnx operators changed between its opset and ``target``."""
-    from .. import defs  # noqa: PLC0415
-    source = _opsets(body.opset_import).get("")
-    changed = []
-    pending = [body.node]
-    while pending:
-        for node in pending.pop():
-            pending.extend(g.node for g in subgraphs(node))
-            if normalized(node.domain) != "" or not defs.has_schema(node.op_type, max(source, target)):
-                continue
-            old = defs.get_schema(node.op_type, source) if defs.has_schema(node.op_type, source) else None
-            new = defs.get_schema(node.op_type, target) if defs.has_schema(node.op_type, target) else None
-            if old is None or new is None or old.since_version != new.since_version:
-                changed.append(node.op_type)
+    source = opset_map(body.opset_import).get("")
+    changed = changed_operators(body.node, source, target)
     if changed:
         raise SurgeryError(f"function {body.name!r} imports ai.onnx opset {source} and the model "
-                           f"{target}; its operators {', '.join(sorted(set(changed)))} changed between "
-                           "them, and converting them needs the version converter (not available "
-                           "to the inliner yet)")
+                           f"{target}; its operators {', '.join(changed)} changed between them, and "
+                           "converting them needs the version converter (not available to the "
+                           "inliner yet)")
 
 
 def _start(model: Any) -> Any:
@@ -277,10 +259,10 @@ def inline_local_functions(model: Any, convert_version: bool = False) -> Any:
     """
     m = _start(model)
     check_call_cycles(m)
-    imports = _opsets(m.opset_import)
+    imports = opset_map(m.opset_import)
     chosen: dict = {}
     for f in m.functions:
-        mismatched = {d: imports[d] for d, v in _opsets(f.opset_import).items() if d in imports and imports[d] != v}
+        mismatched = {d: imports[d] for d, v in opset_map(f.opset_import).items() if d in imports and imports[d] != v}
         target = None
         if convert_version and "" in mismatched:
             target = mismatched.pop("")
@@ -305,7 +287,7 @@ def inline_selected_functions(model: Any, function_ids: list, exclude: bool = Fa
             raise TypeError(f"a function id is a (domain, name) pair of strings, not {i!r}")
     m = _start(model)
     check_call_cycles(m)
-    imports = _opsets(m.opset_import)
+    imports = opset_map(m.opset_import)
 
     def wanted(domain: str, name: str) -> bool:
         return ((domain, name) in ids) != exclude
@@ -313,7 +295,7 @@ def inline_selected_functions(model: Any, function_ids: list, exclude: bool = Fa
     chosen: dict = {}
     kept = []
     for f in m.functions:
-        for d, v in _opsets(f.opset_import).items():
+        for d, v in opset_map(f.opset_import).items():
             if imports.setdefault(d, v) != v:
                 raise SurgeryError("Model has functions with incompatible opset versions.")
         if wanted(f.domain, f.name):
