@@ -6,8 +6,8 @@ onnx's result is broken:
 
 * a sub-graph that reads an initializer or value info of an outer graph reads it under its
   new name (onnx adds those names to its map only after the sub-graphs were done);
-* sub-graphs are renamed whatever ``rename_nodes`` says, with the caller's flags (onnx
-  reaches them only through the node loop, with its defaults);
+* with ``rename_nodes=False`` sub-graphs keep their own names, as in onnx, but read the
+  renamed outer values under their new names (onnx leaves them reading the old ones);
 * `add_prefix` renames a function call only when its domain is the function's, and in
   sub-graphs and function bodies too (onnx renames any node whose op_type is a function's
   name, in the main graph and function bodies only).
@@ -43,9 +43,6 @@ def add_prefix_graph(graph: Any, prefix: str, rename_nodes: bool | None = True, 
     g = graph if inplace else _copy(graph)
     if name_map is None:
         name_map = {}
-    flags = dict(rename_nodes=rename_nodes, rename_edges=rename_edges, rename_inputs=rename_inputs,
-                 rename_outputs=rename_outputs, rename_initializers=rename_initializers,
-                 rename_value_infos=rename_value_infos)
 
     def prefixed(name: str) -> str:
         return prefix + name if name else name
@@ -74,8 +71,11 @@ def add_prefix_graph(graph: Any, prefix: str, rename_nodes: bool | None = True, 
     for n in g.node:
         if rename_nodes:
             n.name = prefixed(n.name)
-        for sub in subgraphs(n):
-            add_prefix_graph(sub, prefix, inplace=True, name_map=name_map, **flags)
+            for sub in subgraphs(n):  # with onnx's flags for sub-graphs: every name
+                add_prefix_graph(sub, prefix, inplace=True, name_map=name_map)
+        else:  # sub-graphs keep their names, but read the outer values under the new ones
+            for sub in subgraphs(n):
+                rename_outer(sub, name_map)
     _apply(g, name_map)
     return g
 
