@@ -218,6 +218,23 @@ def _merged_opsets(m1: Any, m2: Any) -> list:
     return out
 
 
+def _own_directory_data(m2: Any, m1: Any) -> Any:
+    """``m2``, or a copy whose external tensors are inline views of their data (mapped, not
+    read) when its directory is not ``m1``'s: the merged model resolves external data
+    against ``m1``'s directory only."""
+    from ..external_data import external_tensors, load_external_data_for_model  # noqa: PLC0415
+    from ..origin import origin_of  # noqa: PLC0415
+    o1, o2 = origin_of(m1), origin_of(m2)
+    if o2 is None or o2.base_dir is None or (o1 is not None and o1.base_dir == o2.base_dir):
+        return m2
+    if next(iter(external_tensors(m2)), None) is None:
+        return m2
+    copy = shared_copy(m2)
+    adopt_origin(copy, m2)
+    load_external_data_for_model(copy, o2.base_dir)
+    return copy
+
+
 def _all_nodes(model: Any):
     yield from model.graph.node
     for f in model.functions:
@@ -237,6 +254,7 @@ def merge_models(m1: Any, m2: Any, io_map: list, inputs: list | None = None, out
         raise TypeError("m2 argument is not an ONNX model")
     opsets = _merged_opsets(m1, m2)
     ir_version = max(m1.ir_version, m2.ir_version)
+    m2 = _own_directory_data(m2, m1)
     io_map = [tuple(pair) for pair in io_map]
     if prefix1 or prefix2:
         if prefix1:
