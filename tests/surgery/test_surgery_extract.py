@@ -300,3 +300,21 @@ def test_invalid_part_is_not_written(tmp_path):
     with pytest.raises(irmodel.ValidationError):
         utils.extract_model(str(src), str(out), ["x"], ["v2"], infer_shapes=False)
     assert not out.exists()
+
+
+def test_external_data_outside_the_part_is_never_read(tmp_path):
+    """One data file per tensor; the files of the tensors outside the part are deleted:
+    extraction still works, so it never opened them (onnx's load reads them all)."""
+    src_dir = tmp_path / "src"
+    src_dir.mkdir()
+    model = _chain_model(6, 4096)
+    src = src_dir / "m.onnx"
+    onnx.save(model, str(src), save_as_external_data=True, all_tensors_to_one_file=False, size_threshold=0)
+    for name in ("W0", "W1", "W4", "W5"):
+        os.remove(src_dir / name)
+    out = tmp_path / "part.onnx"
+    utils.extract_model(str(src), str(out), ["v1"], ["v3"])
+    feeds = {"v1": np.ones(4096, dtype=np.float32)}
+    np.testing.assert_array_equal(run(str(out), feeds)["v3"], feeds["v1"] + 3 + 4)
+    with pytest.raises(Exception):  # noqa: B017,PT011 - onnx reads every data file
+        onnx.utils.extract_model(str(src), str(tmp_path / "ref.onnx"), ["v1"], ["v3"])
