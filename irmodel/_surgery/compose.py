@@ -33,7 +33,7 @@ def _check_graph(g: Any, what: str) -> None:
         raise TypeError(f"{what} argument is not an ONNX graph")
 
 
-def _edge_names(graph: Any, exclude: set = frozenset()) -> list:
+def _edge_names(graph: Any, exclude: set | frozenset = frozenset()) -> list:
     return [name for n in graph.node for name in list(n.input) + list(n.output) if name and name not in exclude]
 
 

@@ -227,6 +227,8 @@ class _Inliner:
 def _check_convertible(body: Any, model: Any, target: int) -> None:
     """Refuse a function whose ai.onnx operators changed between its opset and ``target``."""
     source = opset_map(body.opset_import).get("")
+    if source is None:  # the function uses no ai.onnx operator: nothing to convert
+        return
     changed = changed_operators(body.node, source, target)
     if changed:
         raise SurgeryError(f"function {body.name!r} imports ai.onnx opset {source} and the model "
