@@ -164,7 +164,6 @@ def _connect(node: Any, reverse: dict) -> None:
 
 def _restrict(g1: Any, g2: Any, inputs, outputs, outs1: set, ins2: set) -> tuple:
     """The parts of the graphs that ``inputs``/``outputs`` keep (onnx's extraction)."""
-    from .. import helper  # noqa: PLC0415
     from .extract import Extractor  # noqa: PLC0415
     if not inputs:
         in1, in2 = [i.name for i in g1.input], [i.name for i in g2.input]
@@ -179,10 +178,19 @@ def _restrict(g1: Any, g2: Any, inputs, outputs, outs1: set, ins2: set) -> tuple
         out1 = [o.name for o in g1.output if o.name in keep or o.name in outs1]
         out2 = [o.name for o in g2.output if o.name in keep]
     if len(in1) < len(g1.input) or len(out1) < len(g1.output):
-        g1 = Extractor(helper.make_model(g1)).extract_model(in1, out1).graph
+        g1 = Extractor(_holder(g1)).extract_model(in1, out1).graph
     if len(in2) < len(g2.input) or len(out2) < len(g2.output):
-        g2 = Extractor(helper.make_model(g2)).extract_model(in2, out2).graph
+        g2 = Extractor(_holder(g2)).extract_model(in2, out2).graph
     return g1, g2
+
+
+def _holder(graph: Any) -> Any:
+    """A model around a shared copy of ``graph``, for the extractor (onnx wraps it with
+    ``helper.make_model``, which copies its weights)."""
+    from .. import ModelProto  # noqa: PLC0415
+    m = ModelProto()
+    m.graph = shared_copy(graph)
+    return m
 
 
 def _merged_opsets(m1: Any, m2: Any) -> list:

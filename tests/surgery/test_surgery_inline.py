@@ -182,3 +182,32 @@ def test_bad_function_ids_are_refused():
         inliner.inline_selected_functions(m, ["local"])
     with pytest.raises(TypeError):
         inliner.inline_local_functions(b"not a model")
+
+
+def test_attribute_defaults_through_nested_calls_and_branches():
+    """outer(alpha=0.25 by default) calls inner(alpha: ref to outer's) whose LeakyRelu sits in
+    an If branch and reads inner's alpha: the default reaches it through both levels."""
+    leaky = oh.make_node("LeakyRelu", ["x"], ["b"])
+    leaky.attribute.append(oh.make_attribute_ref("alpha", onnx.AttributeProto.FLOAT))
+    then_g = oh.make_graph([leaky], "then", [], [oh.make_tensor_value_info("b", TensorProto.FLOAT, [4])])
+    else_g = oh.make_graph([oh.make_node("Identity", ["x"], ["e"])], "else", [],
+                           [oh.make_tensor_value_info("e", TensorProto.FLOAT, [4])])
+    inner = oh.make_function("local", "inner", ["x", "c"], ["y"],
+                             [oh.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+                             [oh.make_opsetid("", 17)], attributes=["alpha"])
+    call = oh.make_node("inner", ["x", "c"], ["y"], domain="local")
+    call.attribute.append(oh.make_attribute_ref("alpha", onnx.AttributeProto.FLOAT))
+    outer = oh.make_function("local", "outer", ["x", "c"], ["y"], [call],
+                             [oh.make_opsetid("", 17), oh.make_opsetid("local", 1)],
+                             attribute_protos=[oh.make_attribute("alpha", 0.25)])
+    g = oh.make_graph([oh.make_node("outer", ["X", "C"], ["Y"], domain="local")], "g",
+                      [oh.make_tensor_value_info("X", TensorProto.FLOAT, [4]),
+                       oh.make_tensor_value_info("C", TensorProto.BOOL, [])],
+                      [oh.make_tensor_value_info("Y", TensorProto.FLOAT, [4])])
+    data = oh.make_model(g, functions=[outer, inner], ir_version=10,
+                         opset_imports=[oh.make_opsetid("", 17), oh.make_opsetid("local", 1)]).SerializeToString()
+    feeds = {"X": np.array([-4.0, -1.0, 0.0, 2.0], np.float32), "C": np.array(True)}
+    ours = _ours(data, "inline_local_functions")
+    assert not onnx.ModelProto.FromString(ours).functions
+    np.testing.assert_allclose(run(ours, feeds)["Y"], [-1.0, -0.25, 0.0, 2.0])
+    np.testing.assert_allclose(run(data, feeds)["Y"], [-1.0, -0.25, 0.0, 2.0])
