@@ -318,3 +318,39 @@ def test_external_data_outside_the_part_is_never_read(tmp_path):
     np.testing.assert_array_equal(run(str(out), feeds)["v3"], feeds["v1"] + 3 + 4)
     with pytest.raises(Exception):  # noqa: B017,PT011 - onnx reads every data file
         onnx.utils.extract_model(str(src), str(tmp_path / "ref.onnx"), ["v1"], ["v3"])
+
+
+_MEASURE = r"""
+import sys
+sys.path.insert(0, {root!r})
+def anon():
+    for line in open("/proc/self/status"):
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) * 1024
+from irmodel import utils
+import irmodel.checker, irmodel.inference  # imported before the measurement
+before = anon()
+utils.extract_model({src!r}, {out!r}, ["x"], ["v0"])
+print(anon() - before)
+"""
+
+
+def test_memory_follows_the_part_not_the_model(tmp_path):
+    """A 64 MiB weight outside the part: extraction grows the process by far less than it
+    (onnx loads it whole)."""
+    import subprocess
+    import sys
+
+    nodes = [oh.make_node("Add", ["x", "W0"], ["v0"]), oh.make_node("MatMul", ["v0", "big"], ["v1"])]
+    inits = [numpy_helper.from_array(np.ones(4, np.float32), "W0"),
+             numpy_helper.from_array(np.zeros((4, 1 << 22), np.float32), "big")]
+    g = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                      [oh.make_tensor_value_info("v1", TensorProto.FLOAT, [1 << 22])], inits)
+    src, out = tmp_path / "m.onnx", tmp_path / "p.onnx"
+    onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]), str(src))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = _MEASURE.format(root=root, src=str(src), out=str(out))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    growth = int(res.stdout.split()[-1])
+    assert growth < 16 << 20, growth  # about 2 MiB measured
+    assert [t.name for t in onnx.load(str(out)).graph.initializer] == ["W0"]
