@@ -256,7 +256,8 @@ def _typing_model(extractor: Extractor, nodes: list, inputs: list, outputs: list
     """A model of ``nodes`` for shape inference, slimmed (`_slim`)."""
     init, value_info = extractor._collect_reachable_tensors(nodes)
     functions = extractor._collect_referred_local_functions(nodes)
-    return _slim(extractor._make_model(nodes, inputs, outputs, init, value_info, functions))
+    used = extractor._used_names(nodes)
+    return _slim(extractor._make_model(nodes, inputs, outputs, init, value_info, functions, used))
 
 
 def _inferred(model: Any) -> Any:
@@ -336,6 +337,7 @@ def _slim(part: Any) -> Any:
     g.input.extend(shared_copy(v) for v in src.input)
     g.output.extend(shared_copy(v) for v in src.output)
     g.value_info.extend(shared_copy(v) for v in src.value_info)
+    g.sparse_initializer.extend(shared_copy(s) for s in src.sparse_initializer)
     for t in src.initializer:
         count = 1
         for d in t.dims:

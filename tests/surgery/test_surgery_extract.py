@@ -354,3 +354,22 @@ def test_memory_follows_the_part_not_the_model(tmp_path):
     growth = int(res.stdout.split()[-1])
     assert growth < 16 << 20, growth  # about 2 MiB measured
     assert [t.name for t in onnx.load(str(out)).graph.initializer] == ["W0"]
+
+
+def test_sparse_initializers_of_the_part_come_along(tmp_path):
+    """onnx refuses any model with a sparse initializer; ours keeps the part's."""
+    values = numpy_helper.from_array(np.array([5.0, 7.0], np.float32), "S")
+    indices = numpy_helper.from_array(np.array([1, 3], np.int64), "S_idx")
+    sparse = oh.make_sparse_tensor(values, indices, [4])
+    nodes = [oh.make_node("Add", ["x", "S"], ["a"]), oh.make_node("Neg", ["a"], ["y"])]
+    g = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                      [oh.make_tensor_value_info("y", TensorProto.FLOAT, [4])], sparse_initializer=[sparse])
+    src, out = tmp_path / "m.onnx", tmp_path / "p.onnx"
+    onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)], ir_version=10), str(src))
+    utils.extract_model(str(src), str(out), ["x"], ["a"])
+    part = onnx.load(str(out))
+    assert [s.values.name for s in part.graph.sparse_initializer] == ["S"]
+    x = np.ones(4, np.float32)
+    np.testing.assert_array_equal(run(str(out), {"x": x})["a"], [1.0, 6.0, 1.0, 8.0])
+    with pytest.raises(ValueError, match="sparse"):
+        onnx.utils.extract_model(str(src), str(tmp_path / "r.onnx"), ["x"], ["a"])
