@@ -9,7 +9,9 @@ The public faces are the root modules named as onnx's (`irmodel.utils`, `irmodel
 * ``extract``  `Extractor` and ``extract_model`` (onnx.utils), reading only the part
 * ``naming``   onnx's inliner name generator and renamer
 * ``inline``   ``inline_local_functions`` and ``inline_selected_functions`` (onnx.inliner)
-* ``prefix``   ``add_prefix`` and ``add_prefix_graph``; ``expand`` ``expand_out_dim``
+* ``opsets``   whether ai.onnx operators mean the same at two opset versions
+* ``prefix``   ``add_prefix``, ``add_prefix_graph`` and renaming values
+* ``expand``   ``expand_out_dim`` and ``expand_out_dim_graph``
 * ``compose``  ``merge_graphs``, ``merge_models``, ``check_overlapping_names``
 
 Errors are `SurgeryError` (a ValueError, as onnx's surgery raises), except where onnx's
