@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EXIT_OK, UsageError, check_file
+from .common import EXIT_OK, UsageError, load_model
 
 
 def names(value: str) -> list:
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from .._surgery.errors import SurgeryError  # noqa: PLC0415
     from .._surgery.extract import extract_model  # noqa: PLC0415
 
-    check_file(args.path)
+    load_model(args.path)  # refuses what is not a model file (status 1)
     try:
         extract_model(args.path, args.output, args.inputs, args.outputs,
                       check_model=not args.no_check, infer_shapes=not args.no_infer)

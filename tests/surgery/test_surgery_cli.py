@@ -91,3 +91,15 @@ def test_merge(tmp_path, capsys):
     assert "overlapping" in capsys.readouterr().err and not bad.exists()
     assert main(["merge", a, b, "-o", str(bad), "--io-map", "v1:x", "--rename-auto"]) == 0
     assert main(["merge", a, b, "-o", str(tmp_path / "c.onnx"), "--io-map", "v1"]) == 2
+
+
+@pytest.mark.parametrize("content", [b"", b"\x0a\xff\xff\xff\xff\x0f", b"\x08\x07\x3a\x03abc"])
+@pytest.mark.parametrize("command", ["extract", "inline", "merge"])
+def test_not_a_model_exits_1_and_writes_nothing(tmp_path, capsys, content, command):
+    bad, out = tmp_path / "bad.onnx", tmp_path / "o.onnx"
+    bad.write_bytes(content)
+    args = {"extract": ["--inputs", "a", "--outputs", "b"], "inline": [],
+            "merge": [str(bad), "--io-map", "a:b"]}[command]
+    assert main([command, str(bad), "-o", str(out), *args]) == 1
+    assert capsys.readouterr().err.startswith("irmodel:")
+    assert not out.exists()
