@@ -10,8 +10,9 @@ copied), with these differences:
 * `merge_models` writes each opset import once (onnx lists a domain imported by both
   models twice), takes the higher IR version of the two (onnx requires equal ones), and
   accepts two ai.onnx versions when the model of the lower one uses only operators that did
-  not change up to the higher one; otherwise it raises `SurgeryError` saying that the
-  version converter is needed.
+  not change up to the higher one, and otherwise converts that model with
+  `irmodel.version_converter` when the package has it (until then it raises
+  `SurgeryError` saying that the converter is needed).
 """
 
 from __future__ import annotations
@@ -226,6 +227,26 @@ def _merged_opsets(m1: Any, m2: Any) -> list:
     return out
 
 
+def _same_onnx_opset(m1: Any, m2: Any) -> tuple:
+    """``(m1, m2)``, the one of the lower ai.onnx opset converted to the higher one by
+    `irmodel.version_converter` when its operators changed in between and the converter is
+    there; otherwise as they are (`_merged_opsets` then decides)."""
+    from .opsets import changed_operators, opset_map  # noqa: PLC0415
+    v1, v2 = opset_map(m1.opset_import).get(""), opset_map(m2.opset_import).get("")
+    if v1 is None or v2 is None or v1 == v2:
+        return m1, m2
+    low_first = v1 < v2
+    low, high = (m1, v2) if low_first else (m2, v1)
+    if not changed_operators(_all_nodes(low), min(v1, v2), high):
+        return m1, m2
+    try:
+        from ..version_converter import convert_version  # type: ignore[import-not-found]  # noqa: PLC0415
+    except ImportError:  # not built yet: _merged_opsets says what needs converting
+        return m1, m2
+    converted = convert_version(low, high)
+    return (converted, m2) if low_first else (m1, converted)
+
+
 def _own_directory_data(m2: Any, m1: Any) -> Any:
     """``m2``, or a copy whose external tensors are inline views of their data (mapped, not
     read) when its directory is not ``m1``'s: the merged model resolves external data
@@ -260,6 +281,7 @@ def merge_models(m1: Any, m2: Any, io_map: list, inputs: list | None = None, out
         raise TypeError("m1 argument is not an ONNX model")
     if not isinstance(m2, ModelProto):
         raise TypeError("m2 argument is not an ONNX model")
+    m1, m2 = _same_onnx_opset(m1, m2)
     opsets = _merged_opsets(m1, m2)
     ir_version = max(m1.ir_version, m2.ir_version)
     m2 = _own_directory_data(m2, m1)

@@ -232,3 +232,28 @@ def test_bad_arguments():
         compose.merge_models(g, _o(_graph().SerializeToString()), [("nope", "x")], prefix2="b")
     with pytest.raises(ValueError, match="rename"):
         compose.merge_graphs(g.graph, g.graph, [], rename="sometimes")
+
+
+def test_merge_models_converts_with_the_version_converter_when_there_is_one(monkeypatch):
+    """With an ``irmodel.version_converter`` (a stand-in here that asks the reference's),
+    the model of the lower opset is converted instead of refused."""
+    import sys
+    import types
+
+    import onnx.version_converter
+
+    calls = []
+
+    def convert_version(model, target):
+        calls.append(target)
+        ref = onnx.version_converter.convert_version(onnx.ModelProto.FromString(irmodel.dumps(model)), target)
+        return irmodel.loads(ref.SerializeToString())
+
+    stand_in = types.ModuleType("irmodel.version_converter")
+    stand_in.convert_version = convert_version
+    monkeypatch.setitem(sys.modules, "irmodel.version_converter", stand_in)
+    a, b = _graph(opset=10, ir=6, op="Clip"), _graph(opset=17, ir=8)
+    merged = compose.merge_models(_o(a.SerializeToString()), _o(b.SerializeToString()), [("y", "x")], prefix2="b_")
+    assert calls == [17] and [(o.domain, o.version) for o in merged.opset_import] == [("", 17)]
+    x = np.array([[-1.0, 2.0, -3.0]], np.float32)
+    np.testing.assert_array_equal(run(irmodel.dumps(merged), {"x": x})["b_y"], np.maximum(x, 0))
