@@ -9,9 +9,10 @@ two fixes:
   operator's own default applies (a LeakyRelu with ``alpha`` defaulting to 0.25 in the
   function computes with 0.01 once onnx inlined it);
 * ``convert_version=True`` inlines a function whose ai.onnx opset differs from the model's
-  when none of the operators it uses changed between the two versions (nothing to
-  convert); otherwise it raises `SurgeryError` saying that the version converter is
-  needed, where onnx converts.
+  as it is when none of the operators it uses changed between the two versions (nothing
+  to convert); otherwise it converts the body as onnx does, with
+  `irmodel.version_converter` once the package has one (found at call time), and until
+  then raises `SurgeryError` saying that the converter is needed.
 
 Calls are inlined in the main graph, in the graphs of If/Loop/Scan nodes at any depth,
 in the bodies of inlined functions (recursively) and, for `inline_selected_functions`,
@@ -140,11 +141,7 @@ class _Inliner:
             return None
         entry = self.functions.get(call_key(node))
         if entry is not None:
-            f, target = entry
-            body = shared_copy(f)
-            if target is not None:
-                _check_convertible(body, self.model, target)
-            return body
+            return shared_copy(entry[0])
         if self.schemas:
             return self._schema_body(node)
         return None
@@ -216,6 +213,9 @@ class _Inliner:
         renamer = CallRenamer(f"__{self.count}", self.names)
         renamer.bind(node, body)
         renamer.function(body)
+        entry = self.functions.get(call_key(node))
+        if entry is not None and entry[1] is not None:
+            self._convert(node, body, entry[1])
         actual = set(node.input) | set(node.output)
         for v in body.value_info:
             if v.name not in actual:
@@ -224,17 +224,50 @@ class _Inliner:
             self._append(inner, holder)
 
 
-def _check_convertible(body: Any, model: Any, target: int) -> None:
-    """Refuse a function whose ai.onnx operators changed between its opset and ``target``."""
-    source = opset_map(body.opset_import).get("")
-    if source is None:  # the function uses no ai.onnx operator: nothing to convert
-        return
-    changed = changed_operators(body.node, source, target)
-    if changed:
-        raise SurgeryError(f"function {body.name!r} imports ai.onnx opset {source} and the model "
-                           f"{target}; its operators {', '.join(changed)} changed between them, and "
-                           "converting them needs the version converter (not available to the "
-                           "inliner yet)")
+    def _convert(self, call: Any, body: Any, target: int) -> None:
+        """Bring the (renamed) body of ``call`` to ai.onnx opset ``target``, as onnx does.
+
+        Nothing to do when its operators did not change in between.  Otherwise the body
+        becomes a model (inputs: what the call reads, typed by inference over the model;
+        outputs: the call's outputs) for `irmodel.version_converter`, when the package has
+        one, and its converted nodes replace the body's; without it `SurgeryError`.
+        """
+        source = opset_map(body.opset_import).get("")
+        if source is None:  # the function uses no ai.onnx operator: nothing to convert
+            return
+        changed = changed_operators(body.node, source, target)
+        if not changed:
+            return
+        try:
+            from ..version_converter import convert_version  # type: ignore[import-not-found]  # noqa: PLC0415
+        except ImportError:
+            raise SurgeryError(f"function {body.name!r} imports ai.onnx opset {source} and the model "
+                               f"{target}; its operators {', '.join(changed)} changed between them, "
+                               "and converting them needs the version converter "
+                               "(irmodel.version_converter, not available yet)") from None
+        from .. import GraphProto, ModelProto, ValueInfoProto  # noqa: PLC0415
+        from .scope import outer_names  # noqa: PLC0415
+        types = self._value_types()
+        g = GraphProto(name=body.name)
+        for name in outer_names(call):
+            vi = ValueInfoProto(name=name)
+            if name in types:
+                vi.type.CopyFrom(types[name])
+            g.input.append(vi)
+        for name in call.output:
+            if name:
+                vi = ValueInfoProto(name=name)
+                if name in types:
+                    vi.type.CopyFrom(types[name])
+                g.output.append(vi)
+        g.node.extend(list(body.node))
+        m = ModelProto(ir_version=self.model.ir_version)
+        m.graph = g
+        m.opset_import.extend(shared_copy(o) for o in body.opset_import)
+        converted = convert_version(m, target)
+        body.ClearField("node")
+        body.node.extend(shared_copy(n) for n in converted.graph.node)
+        self.model.graph.initializer.extend(shared_copy(t) for t in converted.graph.initializer)
 
 
 def _start(model: Any) -> Any:

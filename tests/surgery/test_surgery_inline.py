@@ -211,3 +211,29 @@ def test_attribute_defaults_through_nested_calls_and_branches():
     assert not onnx.ModelProto.FromString(ours).functions
     np.testing.assert_allclose(run(ours, feeds)["Y"], [-1.0, -0.25, 0.0, 2.0])
     np.testing.assert_allclose(run(data, feeds)["Y"], [-1.0, -0.25, 0.0, 2.0])
+
+
+def test_convert_version_uses_the_version_converter_when_there_is_one(monkeypatch):
+    """With an ``irmodel.version_converter`` (a stand-in asking the reference's), a function
+    whose operators changed (Clip-6's min and max became inputs) is converted and inlined."""
+    import sys
+    import types
+
+    import onnx.version_converter
+
+    def convert_version(model, target):
+        ref = onnx.version_converter.convert_version(onnx.ModelProto.FromString(irmodel.dumps(model)), target)
+        return irmodel.loads(ref.SerializeToString())
+
+    stand_in = types.ModuleType("irmodel.version_converter")
+    stand_in.convert_version = convert_version
+    monkeypatch.setitem(sys.modules, "irmodel.version_converter", stand_in)
+    f = oh.make_function("local", "clip", ["x"], ["y"], [oh.make_node("Clip", ["x"], ["y"], min=-1.0, max=1.0)],
+                         [oh.make_opsetid("", 9)])
+    data = _model([f], [oh.make_node("clip", ["X"], ["Y"], domain="local")], opset=17).SerializeToString()
+    out = _ours(data, "inline_local_functions", convert_version=True)
+    m = onnx.ModelProto.FromString(out)
+    assert not m.functions and "Clip" in [n.op_type for n in m.graph.node]
+    onnx.checker.check_model(m, full_check=True)
+    x = np.array([-4.0, -0.5, 0.5, 3.0], np.float32)
+    np.testing.assert_allclose(run(out, {"X": x})["Y"], np.clip(x, -1, 1))
