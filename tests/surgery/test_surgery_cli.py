@@ -10,7 +10,7 @@ from onnx import TensorProto, helper as oh, numpy_helper
 
 from irmodel.cli import main
 
-from conftest import run
+from surgery_helpers import run
 
 
 def _chain(path, n=4):

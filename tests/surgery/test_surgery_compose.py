@@ -20,7 +20,7 @@ import irmodel
 from irmodel import compose
 from irmodel.fuzz.generate import random_model
 
-from conftest import assert_same_results, run
+from surgery_helpers import assert_same_results, run
 
 
 def _ref(fn, *args, **kw):
@@ -116,7 +116,7 @@ def test_merge_generated_models_computes_the_chain():
         if not isinstance(ref, Exception):
             del ref.opset_import[len(_r(merged).opset_import):]
             assert _r(merged) == ref, seed
-        from conftest import random_inputs
+        from surgery_helpers import random_inputs
         feeds = random_inputs(data, seed)
         if feeds is None:
             continue

@@ -22,7 +22,7 @@ import irmodel
 from irmodel import utils
 from irmodel.fuzz.generate import random_model
 
-from conftest import assert_same_results, random_inputs, run
+from surgery_helpers import assert_same_results, random_inputs, run
 
 
 def _parts(path: str) -> tuple:

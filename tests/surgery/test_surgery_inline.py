@@ -19,7 +19,7 @@ import irmodel
 from irmodel import inliner
 from irmodel.fuzz.generate import random_model
 
-from conftest import assert_same_results, random_inputs, run
+from surgery_helpers import assert_same_results, random_inputs, run
 
 
 def _ref(data: bytes, fn: str, *args, **kw):

@@ -1,11 +1,13 @@
-"""Helpers shared by the surgery tests: running models in onnxruntime, random inputs."""
+"""Helpers shared by the surgery tests: running models in onnxruntime, random inputs.
+
+A plain module, not a ``conftest.py``: a second conftest would take the module name
+``conftest`` from tests/conftest.py, whose helpers other tests import by that name.
+"""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
-ort = pytest.importorskip("onnxruntime")
+import onnxruntime as ort
 
 _NP = {1: np.float32, 2: np.uint8, 3: np.int8, 5: np.int16, 6: np.int32, 7: np.int64, 9: np.bool_,
        10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
@@ -52,7 +54,3 @@ def assert_same_results(a: dict, b: dict, names=None) -> None:
         np.testing.assert_allclose(np.asarray(a[name], dtype=np.float64) if a[name].dtype != object else a[name],
                                    np.asarray(b[name], dtype=np.float64) if b[name].dtype != object else b[name],
                                    rtol=1e-5, atol=1e-6, err_msg=name)
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: a test that takes more than about 5 s")
