@@ -251,8 +251,8 @@ def _own_directory_data(m2: Any, m1: Any) -> Any:
     """``m2``, or a copy whose external tensors are inline views of their data (mapped, not
     read) when its directory is not ``m1``'s: the merged model resolves external data
     against ``m1``'s directory only."""
-    from ..external_data import external_tensors, load_external_data_for_model  # noqa: PLC0415
-    from ..origin import origin_of  # noqa: PLC0415
+    from .._files.external_data import external_tensors, load_external_data_for_model  # noqa: PLC0415
+    from .._files.origin import origin_of  # noqa: PLC0415
     o1, o2 = origin_of(m1), origin_of(m2)
     if o2 is None or o2.base_dir is None or (o1 is not None and o1.base_dir == o2.base_dir):
         return m2

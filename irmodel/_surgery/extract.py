@@ -358,7 +358,7 @@ def save_part(part: Any, output_path: str | os.PathLike) -> None:
     bytes streamed from the source's data files), and so do large ones when the model is
     over 2 GiB; else one file, its unchanged spans copied from the source file."""
     from .. import save  # noqa: PLC0415
-    from ..external_data import external_tensors  # noqa: PLC0415
+    from .._files.external_data import external_tensors  # noqa: PLC0415
     has_external = next(iter(external_tensors(part)), None) is not None
     if has_external or part.ByteSize() > MAXIMUM_PROTOBUF:
         location = os.path.basename(os.fspath(output_path)) + ".data"

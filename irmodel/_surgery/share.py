@@ -5,7 +5,7 @@ Surgery builds new models out of pieces of loaded ones.  Protobuf's way (``CopyF
 then costs the block's weights in memory, and onnx's way (load everything, copy the part)
 costs the whole model.  Here a piece that is still exactly its bytes is re-opened over the
 same buffer (`shared_copy`): a new message, independent of the original, whose unchanged
-spans the encoder writes from the source mapping, file to file (`irmodel.filecopy`), once
+spans the encoder writes from the source mapping, file to file (`irmodel._files.filecopy`), once
 the new model carries a file context (`Origin`) of its own that names the same mapped file
 (`adopt_origin`).  A piece built in memory is copied as protobuf copies it.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from ..origin import Origin, origin_of, set_origin
+from .._files.origin import Origin, origin_of, set_origin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
