@@ -3,8 +3,8 @@ full path's answers: the same bytes from `infer_shapes` (every type, every ``unk
 name in its order, the propagated values seen by later nodes), the same errors (strict
 mode's list with node index and name, ``check_type``'s hard errors).
 
-Each model is inferred twice, with the pass on for every graph (`FAST_FROM` lowered to
-0) and off (the full path for every node), and the results compared.  The models: the
+Each model is inferred twice, with the fast paths on for every graph
+(``use_fast_paths(True, threshold=0)``) and off (the full path for every node), and the results compared.  The models: the
 reference's node-test corpus with each graph's nodes repeated (the copy's nodes see the
 same input types, so they hit the cache and must replay its fresh names), generated
 models (`irmodel.fuzz.generate`), and hand-made ones where a later node of a cached kind
@@ -21,6 +21,8 @@ import pytest
 
 import irmodel
 from irmodel import helper
+from irmodel._wireview import nodes as wire_nodes
+from irmodel._wireview.fastpath import use_fast_paths
 from irmodel.inference import InferenceError, engine, infer_shapes, nodepass, slot
 
 onnx = pytest.importorskip("onnx")
@@ -46,12 +48,13 @@ def both(data: bytes, monkeypatch, **kw):
         return _PROCESS_NODE(self, node, keep)
 
     monkeypatch.setattr(engine.Scope, "process_node", counted)
-    monkeypatch.setattr(nodepass, "FAST_FROM", 0)
+    use_fast_paths(True, threshold=0)
     fast = _outcome(data, **kw)
     fast_calls = calls[0]
     calls[0] = 0
-    monkeypatch.setattr(nodepass, "FAST_FROM", 1 << 62)
+    use_fast_paths(False)
     full = _outcome(data, **kw)
+    use_fast_paths(True)
     return fast, full, fast_calls, calls[0]
 
 
@@ -262,7 +265,7 @@ def test_collector_paused_for_the_pass_and_resumed(monkeypatch):
         helper.make_node("Relu" if i % 2 else "Neg", [f"r{i}"], [f"r{i + 1}"]) for i in range(12)]
     data = _model(nodes, [_vi("a", FLOAT, [2, "N"])])
     bad = _model([helper.make_node("Add", ["a", "b"], ["c"])], [_vi("a", FLOAT, [2]), _vi("b", FLOAT, [3])])
-    monkeypatch.setattr(nodepass, "FAST_FROM", 0)
+    use_fast_paths(True, threshold=0)
     monkeypatch.setattr(nodepass, "COLLECT_EVERY", 1)
     young = []
 
@@ -417,15 +420,10 @@ def test_large_graph_takes_the_pass_by_default(monkeypatch):
 def test_attribute_items():
     node = helper.make_node("Gemm", ["a", "b"], ["c"], alpha=0.5, transB=1)
     raw = irmodel.dumps(node)
-    m = nodepass_pattern().fullmatch(raw)
-    items = nodepass.attribute_items(m.group(5))
+    m = wire_nodes.node_pattern().fullmatch(raw)
+    items = wire_nodes.attribute_items(m.group(5))
     assert set(items) == {"alpha", "transB"}
-    assert nodepass.attribute_items(b"\x2a\x02\x0a\x80") is None  # a name's length past the end
-
-
-def nodepass_pattern():
-    from irmodel.checker.fastnodes import node_pattern
-    return node_pattern()
+    assert wire_nodes.attribute_items(b"\x2a\x02\x0a\x80") is None  # a name's length past the end
 
 
 # -- the write-back splice (`splice`): the bytes appending gives ---------------------------------

@@ -11,6 +11,8 @@ import pytest
 
 import irmodel
 from irmodel import helper
+from irmodel._wireview import tensorscan
+from irmodel._wireview.fastpath import use_fast_paths
 from irmodel.inference import InferenceError, infer_shapes, initializers
 from irmodel.inference.types import _field
 
@@ -35,10 +37,11 @@ def _both(data: bytes, monkeypatch, **kw):
         real(self, *args)
 
     monkeypatch.setattr(initializers.LazyConstant, "__init__", counted)
-    monkeypatch.setattr(initializers, "FAST_FROM", 0)
+    use_fast_paths(True, threshold=0)
     fast = _outcome(data, **kw)
-    monkeypatch.setattr(initializers, "FAST_FROM", 1 << 62)
+    use_fast_paths(False)
     full = _outcome(data, **kw)
+    use_fast_paths(True)
     return fast, full, calls[0]
 
 
@@ -182,9 +185,9 @@ def test_raw_data_checked_from_its_head_only():
     read: list = []
     payload = b"\0" * 300
     src = Recording(b"xx\x4a\xac\x02" + payload)
-    assert initializers._raw_data_to_end(src, 2, len(src))
+    assert tensorscan._raw_data_to_end(src, 2, len(src))
     assert read == [2, 3, 4]
-    assert not initializers._raw_data_to_end(src, 2, len(src) - 1)
-    assert not initializers._raw_data_to_end(src, 1, len(src))
-    assert initializers._raw_data_to_end(src, len(src), len(src))
-    assert not initializers._raw_data_to_end(b"\x4a" + b"\x80" * 11, 0, 12)  # no end to the length
+    assert not tensorscan._raw_data_to_end(src, 2, len(src) - 1)
+    assert not tensorscan._raw_data_to_end(src, 1, len(src))
+    assert tensorscan._raw_data_to_end(src, len(src), len(src))
+    assert not tensorscan._raw_data_to_end(b"\x4a" + b"\x80" * 11, 0, 12)  # no end to the length

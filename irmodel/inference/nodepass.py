@@ -4,7 +4,7 @@ A 75,000-node graph holds a few dozen kinds of node, and most nodes of a kind se
 same input types.  The full path (`engine.Scope.process_node`) makes a NodeProto, a
 `NodeView` and an `InferenceContext` per node and runs the operator's rule.  Here each
 node is read from its wire form with the checker's regular expression
-(`irmodel.checker.fastnodes.node_pattern`): its input and output names, op_type,
+(`irmodel._wireview.nodes.node_pattern`): its input and output names, op_type,
 domain and attribute bytes, without making a message.  The rule's result is cached by
 
     (op_type, domain, opset version, attribute bytes, input types, which inputs and
@@ -47,19 +47,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (`from __future__ import annotations`)
     from typing import Any
 
-from wirefmt.errors import DecodeError
-from wirefmt.message import exact_span, items_in_buffer
-from wirefmt.reader import read_field
-from wirefmt.schema import LEN, SGROUP
+from wirefmt.message import exact_span
 
+from .._wireview.fastpath import declined, items as fast_items
+from .._wireview.nodes import (attribute_items, attribute_kinds, masked_kind, may_hold_float, names_of,
+                               node_pattern)
+from .._wireview.tensorscan import unnamed_bytes
 from .context import NodeView
 from .dataprop import PropagationContext
 from .slot import Slot
 from .tensordata import INT32, INT64
 from .types import UNSET, TensorType
 
-#: Graphs with fewer nodes take the full path (the tests lower it to run the pass on small graphs).
-FAST_FROM = 64
 #: At most this many cached outcomes per run (attributes and shapes that all differ make many).
 MAX_OUTCOMES = 1 << 16
 #: At most this many outcomes by input values (`value_signature`) per operator, attributes and input types.
@@ -141,30 +140,6 @@ class PartialAttrs:
         if name in self.known:
             return self.attrs.get(name, default)
         return self.load().attrs.get(name, default)
-
-
-def attribute_items(fields: bytes) -> dict | None:
-    """Name -> the whole attribute's bytes, for a run of AttributeProto fields (the node
-    pattern's group 5; a later attribute of a name replaces an earlier one, as
-    `NodeView.attrs` does).  None unless every attribute is one the checker's fast path
-    reads (`fastnodes.attribute_kinds`: numbers, strings and their lists, exactly well
-    formed as the decoder reads them, so making the node's attributes raises nothing)
-    and has a name."""
-    from ..checker.fastnodes import attribute_kinds  # noqa: PLC0415
-
-    kinds = attribute_kinds(fields)
-    if kinds is None:
-        return None
-    out = {}
-    pos = 0
-    for kind in kinds:
-        a = pos + 2
-        pos = a + fields[pos + 1]
-        name = kind[0]
-        if name is None:
-            return None
-        out[name] = fields[a:pos]
-    return out
 
 
 def data_signature(scope, names) -> tuple | None:
@@ -269,9 +244,9 @@ def infer_nodes(scope, graph, nodes) -> bool:
     pass does not apply and the caller must take the full path for every node."""
     run = scope.run
     opts = run.options
-    if len(nodes) < FAST_FROM or run.explain is not None:
+    if run.explain is not None:
         return False
-    found = items_in_buffer(graph, "node")
+    found = fast_items(graph, "node", len(nodes))
     if found is None:
         return False
     src, spans = found
@@ -332,7 +307,6 @@ class _PausedCollector:
 
 def _cached_pass(scope, nodes, src, spans, full) -> None:
     """`infer_nodes`' loop (see the module docstring); ``full`` infers one node by the full path."""
-    from ..checker.fastnodes import masked_kind, names_of, node_pattern  # noqa: PLC0415 - the compiled pattern, shared
     run = scope.run
     opts = run.options
 
@@ -348,7 +322,7 @@ def _cached_pass(scope, nodes, src, spans, full) -> None:
     # alive, so an id is never reused while it is a key.  Per graph: its versions are fixed.
     by_id: dict = {}
     # Hits through the attributes the rule looked up (`by_shape`'s variants), by the node's
-    # kind with its float attribute values masked (`fastnodes.masked_kind`: a Gemm's alpha
+    # kind with its float attribute values masked (`nodes.masked_kind`: a Gemm's alpha
     # that differs per node) and the input type ids: the masked bytes are the same
     # attributes, as well formed, with the same values except those floats, and an entry
     # is stored only when no attribute the rule looked up holds a float there.
@@ -404,7 +378,7 @@ def _cached_pass(scope, nodes, src, spans, full) -> None:
             continue
         id_key = (kind_bytes, ids, in_skel, out_skel)
         found = by_id.get(id_key)
-        if found is None and b"\x15" in kind_bytes:  # a float attribute: its value masked
+        if found is None and may_hold_float(kind_bytes):  # a float attribute: its value masked
             masked_key = (masked_kind(kind_bytes), ids, in_skel, out_skel)
             found = by_masked.get(masked_key)
         else:
@@ -435,7 +409,7 @@ def _cached_pass(scope, nodes, src, spans, full) -> None:
                         if hit is not None:
                             partial = known
                             if masked_key is not None and len(by_masked) < MAX_OUTCOMES and \
-                                    not any(b"\x15" in items[name] for name in known if name in items):
+                                    not any(may_hold_float(items[name]) for name in known if name in items):
                                 by_masked[masked_key] = (hit, kind, in_types, known)
                             break
                 if hit is None:
@@ -513,8 +487,6 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
     through `Scope.update_type` (fresh names in the same order), a Constant's value and
     the values propagation added (`Scope._finish_symbolic` records them).
     """
-    from ..checker.fastnodes import names_of, node_pattern  # noqa: PLC0415
-
     token = scope.run.options.symbolic.outcome_token
     outcomes = scope.run.outcomes
     if outcomes is None:
@@ -584,30 +556,15 @@ def _is_tuple(v) -> bool:
 
 #: A constant's bytes longer than this are not a key (`_unnamed_bytes`).
 MAX_KEY_BYTES = 1024
-_NAME = 8  # TensorProto.name
 
 
 def _unnamed_bytes(proto) -> bytes | None:
-    """A TensorProto read from bytes: those bytes without its ``name`` fields (the value
-    does not depend on the name), or None (built in memory, long, or not plainly laid out)."""
+    """A TensorProto read from bytes: those bytes without its ``name`` fields
+    (`tensorscan.unnamed_bytes`), or None (built in memory, long, or not plainly laid out)."""
     span = exact_span(proto)
     if span is None or span[2] - span[1] > MAX_KEY_BYTES:
         return None
-    data = bytes(span[0][span[1]:span[2]])
-    end = len(data)
-    parts = [b"wire"]
-    pos = 0
-    try:
-        while pos < end:
-            f, after = read_field(data, pos, end)
-            if f.wire_type == SGROUP:
-                return None
-            if f.number != _NAME or f.wire_type != LEN:
-                parts.append(data[pos:after])
-            pos = after
-    except DecodeError:
-        return None
-    return b"".join(parts)
+    return unnamed_bytes(bytes(span[0][span[1]:span[2]]))
 
 
 def _output_data_exists(additions: tuple, out_names: list, shape_data: dict) -> bool:
@@ -730,17 +687,13 @@ class _Loader:
 def nodes_with_graphs(graph, nodes):
     """The nodes of ``graph`` whose attributes may hold a graph, in order, or None (all of them).
 
-    A node the node pattern reads whose attributes `fastnodes.attribute_kinds` reads (or
+    A node the node pattern reads whose attributes `nodes.attribute_kinds` reads (or
     that has none) holds no graph and, its attributes being well formed, would be read
     without error: it is skipped.  Every other node is made, as before.
     """
-    if len(nodes) < FAST_FROM:
-        return None
-    found = items_in_buffer(graph, "node")
+    found = fast_items(graph, "node", len(nodes))
     if found is None:
         return None
-    from ..checker.fastnodes import attribute_kinds, node_pattern  # noqa: PLC0415
-
     src, spans = found
     matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
     picked = []
