@@ -23,7 +23,7 @@ import irmodel
 from irmodel import helper
 from irmodel._wireview import nodes as wire_nodes
 from irmodel._wireview.fastpath import use_fast_paths
-from irmodel.inference import InferenceError, engine, infer_shapes, nodepass, slot
+from irmodel.inference import InferenceError, engine, infer_shapes, nodepass, outcomes, slot
 
 onnx = pytest.importorskip("onnx")
 
@@ -787,10 +787,10 @@ def test_value_signature():
     scope.const_data["c"] = engine.ConstTensor(_ints("c", [1, 2]))
     scope.const_data["f"] = engine.ConstTensor(_floats("f", [2]))
     scope.shape_data["s"] = (1, "N", None)
-    scope.shape_data["big"] = (1,) * (nodepass.MAX_SIGNED_VALUES + 1)
-    assert nodepass.value_signature(scope, ["c", "s", "", "x"]) == (
+    scope.shape_data["big"] = (1,) * (outcomes.MAX_SIGNED_VALUES + 1)
+    assert outcomes.value_signature(scope, ["c", "s", "", "x"]) == (
         ((INT64, (2,), (1, 2)), None), (None, (1, "N", None)), (None, None), (None, None))
-    assert nodepass.value_signature(scope, ["c", "f"]) is None
-    assert nodepass.value_signature(scope, ["big"]) is None
+    assert outcomes.value_signature(scope, ["c", "f"]) is None
+    assert outcomes.value_signature(scope, ["big"]) is None
     scope.const_data["c"] = engine.ConstTensor(_ints("c", [3, 4]))  # a new constant: signed anew
-    assert nodepass.value_signature(scope, ["c"]) == (((INT64, (2,), (3, 4)), None),)
+    assert outcomes.value_signature(scope, ["c"]) == (((INT64, (2,), (3, 4)), None),)

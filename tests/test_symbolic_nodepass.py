@@ -12,7 +12,7 @@ import pytest
 import irmodel
 from irmodel import helper as h
 from irmodel._wireview.fastpath import FAST_FROM
-from irmodel.inference import nodepass
+from irmodel.inference import nodepass, outcomes
 from irmodel.inference.types import type_from_proto
 from symbolic_models import decoder_model
 from test_inference_fastpath import _doubled, assert_doubled_agree, both
@@ -147,5 +147,5 @@ def test_constants_keyed_by_value_without_their_names(monkeypatch):
             assert shape == tuple(target)
     assert types["r5"].shape[1] == 6 and types["r6"].shape[0] == 3
     inits = irmodel.loads(data).graph.initializer
-    first = nodepass._unnamed_bytes(inits[0])
-    assert first is not None and first == nodepass._unnamed_bytes(inits[1]) != nodepass._unnamed_bytes(inits[2])
+    first = outcomes._unnamed_bytes(inits[0])
+    assert first is not None and first == outcomes._unnamed_bytes(inits[1]) != outcomes._unnamed_bytes(inits[2])
