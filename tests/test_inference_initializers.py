@@ -184,10 +184,10 @@ def test_raw_data_checked_from_its_head_only():
 
     read: list = []
     payload = b"\0" * 300
-    src = Recording(b"xx\x4a\xac\x02" + payload)
-    assert tensorscan._raw_data_to_end(src, 2, len(src))
-    assert read == [2, 3, 4]
-    assert not tensorscan._raw_data_to_end(src, 2, len(src) - 1)
-    assert not tensorscan._raw_data_to_end(src, 1, len(src))
-    assert tensorscan._raw_data_to_end(src, len(src), len(src))
-    assert not tensorscan._raw_data_to_end(b"\x4a" + b"\x80" * 11, 0, 12)  # no end to the length
+    head = b"\x08\x96\x01\x10\x02\x42\x01w"  # dims [150], data_type 2, name "w"
+    src = Recording(head + b"\x4a\xac\x02" + payload)
+    assert [h.name for h in tensorscan.initializer_heads(src, [0, len(src)])] == ["w"]
+    assert max(i for i in read if type(i) is int) < len(head) + 3  # the tag and its two-byte length
+    for data in (head + b"\x4a\xac\x02" + payload[1:], head + b"\x12\x00", head + b"\x4a" + b"\x80" * 11):
+        assert list(tensorscan.initializer_heads(data, [0, len(data)])) == [None]
+    assert [h.name for h in tensorscan.initializer_heads(head, [0, len(head)])] == ["w"]

@@ -114,7 +114,8 @@ def names_of(fields: bytes) -> list:
 
 # -- attributes ------------------------------------------------------------------------------
 
-_F_BYTE = bytes((F.ATTR_F,))
+#: The tag of an attribute's ``f`` as bytes: attribute bytes without it hold no float value.
+FLOAT_TAG = bytes((F.ATTR_F,))
 
 
 def masked_floats(fields: bytes) -> bytes:
@@ -128,7 +129,7 @@ def masked_floats(fields: bytes) -> bytes:
     structure apart: only the four bytes of a fixed32 ``f`` that follows a name field
     with a one-byte length, inside the attribute, are zeroed.
     """
-    if _F_BYTE not in fields:
+    if FLOAT_TAG not in fields:
         return fields
     return _masked_from(fields, 0)
 
@@ -136,14 +137,14 @@ def masked_floats(fields: bytes) -> bytes:
 def masked_kind(kind: bytes) -> bytes:
     """A node's kind (the node pattern's group 3) with its attribute fields masked as
     `masked_floats` masks them; ``kind`` itself (the same object) when nothing is masked."""
-    if _F_BYTE not in kind:
+    if FLOAT_TAG not in kind:
         return kind
     return _masked_from(kind, kind[1] + 2)  # past the op_type field
 
 
 def may_hold_float(data: bytes) -> bool:
     """``data`` (attribute bytes) may hold a float ``f`` (`masked_floats` would mask it)."""
-    return _F_BYTE in data
+    return FLOAT_TAG in data
 
 
 def _masked_from(fields: bytes, pos: int) -> bytes:

@@ -104,11 +104,18 @@ def _initializer_head() -> bytes:
             + byte(F.TENSOR_NAME_TAG) + b"(" + SHORT_BODY + b")")
 
 
+def _overlong_varint() -> bytes:
+    """Ten bytes with the continuation bit: a varint longer than protobuf reads
+    (`irmodel._report.dump` checks packed varints with it before showing their values)."""
+    return rb"[\x80-\xff]{10}"
+
+
 #: name -> (source builder, compiled only where the code cache can keep it).
 _SOURCES = {
     "node": (_node, False),
     "node-run": (_node_run, True),
     "initializer-head": (_initializer_head, False),
+    "overlong-varint": (_overlong_varint, False),
 }
 _COMPILED: dict = {}
 

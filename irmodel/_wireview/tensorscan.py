@@ -5,7 +5,7 @@ reads what is unusual its own way and raises the error bad bytes deserve); none 
 
 * `tensor_header`: ``(name, data_type, dims)`` of a *simple* tensor (the summary);
 * `tensor_kind`: the name and a key of everything the checker's tensor rules read;
-* `initializer_head`: an initializer as exporters write it, by one pattern match
+* `initializer_heads`: initializers as exporters write them, one pattern match each
   (inference's seeding);
 * `tensor_values`: dims, data type, int64 data and raw data's span (inference's
   constants);
@@ -182,45 +182,50 @@ class InitializerHead:
 
 
 def initializer_heads(src, spans: list):
-    """`initializer_head` of each item of ``spans``, in order (one pattern match each)."""
-    ends = spans[1::2]
-    matches = map(compiled("initializer-head").match, repeat(src), spans[0::2], ends)
-    for i, m in enumerate(matches):
-        yield None if m is None else initializer_head(src, m, ends[i], i)
-
-
-def initializer_head(src, m, end: int, index: int = -1) -> InitializerHead | None:
-    """The head of a tensor matched by the ``initializer-head`` pattern (`patterns`), laid out
+    """Per item of ``spans`` (start, end, ... of TensorProtos in ``src``), in order: the
+    `InitializerHead` of a tensor laid out as exporters write it,
 
         dims (each a varint of 1 to 10 bytes), data_type (one byte), name (a length of one
         byte, UTF-8), then raw_data to its end or nothing,
 
-    or None (another field, packed dims, a name not UTF-8, raw_data not ending the
-    tensor).  The raw_data's tag and length are read, never its bytes: a weight's pages
-    stay untouched.  Equal dims and data_type bytes decode alike."""
-    dims_bytes, type_bytes, name_field = m.group(1, 2, 3)
-    if not _raw_data_to_end(src, m.end(), end):
-        declined("initializer-head", index, "a field after the name other than raw_data to the end")
-        return None
-    try:
-        name = name_field[1:].decode()
-    except UnicodeDecodeError:
-        declined("initializer-head", index, "a name that is not UTF-8")
-        return None
-    return InitializerHead(name, dims_bytes, type_bytes)
-
-
-def _raw_data_to_end(src, pos: int, end: int) -> bool:
-    """``src[pos:end]`` is nothing, or one raw_data field reaching exactly ``end``."""
-    if pos == end:
-        return True
-    if src[pos] != _RAW_DATA_TAG:
-        return False
-    try:
-        n, a = read_varint(src, pos + 1, end)
-    except DecodeError:
-        return False
-    return a + n == end
+    read by one match of the ``initializer-head`` pattern (`patterns`), or None (another
+    field, packed dims, a name not UTF-8, raw_data not ending the tensor).  The raw_data's
+    tag and length are read, never its bytes: a weight's pages stay untouched.  Equal dims
+    and data_type bytes decode alike.  (One loop, no call per item: a graph has thousands.)
+    """
+    raw_tag = _RAW_DATA_TAG
+    ends = spans[1::2]
+    matches = map(compiled("initializer-head").match, repeat(src), spans[0::2], ends)
+    for i, m in enumerate(matches):
+        if m is None:
+            declined("initializer-head", i, "not dims, data_type and a short name, in that order")
+            yield None
+            continue
+        end = ends[i]
+        pos = m.end()
+        if pos != end:  # then one raw_data field reaching exactly the end
+            ok = False
+            if src[pos] == raw_tag and pos + 1 < end:
+                n = src[pos + 1]
+                a = pos + 2
+                if n > 127:
+                    try:
+                        n, a = read_varint(src, pos + 1, end)
+                    except DecodeError:
+                        n = -1
+                ok = n >= 0 and a + n == end
+            if not ok:
+                declined("initializer-head", i, "a field after the name other than raw_data to the end")
+                yield None
+                continue
+        dims_bytes, type_bytes, name_field = m.group(1, 2, 3)
+        try:
+            name = name_field[1:].decode()
+        except UnicodeDecodeError:
+            declined("initializer-head", i, "a name that is not UTF-8")
+            yield None
+            continue
+        yield InitializerHead(name, dims_bytes, type_bytes)
 
 
 # -- inference's constants -------------------------------------------------------------------

@@ -48,7 +48,8 @@ if TYPE_CHECKING:  # annotations only (`from __future__ import annotations`)
     from typing import Any
 
 from .._wireview.fastpath import declined, items as fast_items
-from .._wireview.nodes import attribute_items, has_no_graph, masked_kind, may_hold_float, names_of, node_pattern
+from .._wireview.nodes import (FLOAT_TAG, attribute_items, has_no_graph, masked_kind, may_hold_float, names_of,
+                               node_pattern)
 from .context import NodeView
 from .dataprop import PropagationContext
 from .outcomes import (Found, OpKind, Outcome, PartialAttrs, RecordingAttrs, SpanNode, ValuedOutcome, Variant,
@@ -169,6 +170,7 @@ class NodePass:
         # The loop binds what it uses as locals (a hit costs a few dict lookups).
         scope, nodes, full = self.scope, self.nodes, self.full
         by_id, by_masked, lookup = self.by_id, self.by_masked, self._lookup
+        float_tag = FLOAT_TAG  # (`may_hold_float`, inline: asked of every node)
         record = scope.record
         added = record.added if record is not None else None
         undefined = scope.undefined
@@ -220,7 +222,7 @@ class NodePass:
                 continue
             id_key = (kind_bytes, ids, in_skel, out_skel)
             found = by_id.get(id_key)
-            if found is None and may_hold_float(kind_bytes):  # a float attribute: its value masked
+            if found is None and float_tag in kind_bytes:  # a float attribute: its value masked
                 masked_key = (masked_kind(kind_bytes), ids, in_skel, out_skel)
                 found = by_masked.get(masked_key)
             else:
