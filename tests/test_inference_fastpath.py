@@ -447,16 +447,16 @@ def _spliced_and_appended(data: bytes, monkeypatch, **kw):
     return spliced, appended, calls[0]
 
 
-def _field(number: int, payload: bytes) -> bytes:
-    from irmodel.inference.types import _field as field
+def length_field(number: int, payload: bytes) -> bytes:
+    from irmodel.inference.types import length_field as field
     return field(number, payload)
 
 
 def _graph_model(graph_fields: list) -> bytes:
     """A model (opset 18) whose graph is exactly these ``(number, bytes)`` fields, in this order."""
-    graph = b"".join(_field(n, v) for n, v in graph_fields)
-    opset = _field(8, b"\x10\x12")  # opset_import {version: 18}
-    return b"\x08\x08" + _field(7, graph) + opset  # ir_version 8
+    graph = b"".join(length_field(n, v) for n, v in graph_fields)
+    opset = length_field(8, b"\x10\x12")  # opset_import {version: 18}
+    return b"\x08\x08" + length_field(7, graph) + opset  # ir_version 8
 
 
 def _parts():
@@ -488,8 +488,8 @@ def test_splice_gives_the_appended_bytes(monkeypatch, layout, spliced):
         fields.append((20, b"?"))
     data = _graph_model(fields)
     if layout == "padded_length":  # the first node's length in two bytes: valid, not the shortest form
-        graph = b"\x0a" + bytes([len(relu) | 0x80, 0]) + relu + b"".join(_field(n, v) for n, v in fields[1:])
-        data = b"\x08\x08" + _field(7, graph) + _field(8, b"\x10\x12")
+        graph = b"\x0a" + bytes([len(relu) | 0x80, 0]) + relu + b"".join(length_field(n, v) for n, v in fields[1:])
+        data = b"\x08\x08" + length_field(7, graph) + length_field(8, b"\x10\x12")
     for kw in ({}, dict(data_prop=True)):
         a, b, calls = _spliced_and_appended(data, monkeypatch, **kw)
         assert a == b
@@ -522,8 +522,8 @@ def _layouts():
 def _padded(fields: list) -> bytes:
     """``_graph_model`` with the first field's length written in two bytes (valid, not shortest)."""
     number, payload = fields[0]
-    graph = bytes([number << 3 | 2, len(payload) | 0x80, 0]) + payload + b"".join(_field(n, v) for n, v in fields[1:])
-    return b"\x08\x08" + _field(7, graph) + _field(8, b"\x10\x12")
+    graph = bytes([number << 3 | 2, len(payload) | 0x80, 0]) + payload + b"".join(length_field(n, v) for n, v in fields[1:])
+    return b"\x08\x08" + length_field(7, graph) + length_field(8, b"\x10\x12")
 
 
 def _spliced_graph_state(g) -> dict:
@@ -576,7 +576,7 @@ def test_spliced_graph_without_a_scan_is_what_a_scan_gives(names, monkeypatch):
             assert irmodel.dumps(arithmetic) == irmodel.dumps(scanned)
             assert [vi.name for vi in arithmetic.graph.value_info][-len(names):] == names
             expected = irmodel.loads(data)
-            expected.graph.value_info.extend(irmodel.loads(_field(7, fields), "ModelProto").graph.value_info)
+            expected.graph.value_info.extend(irmodel.loads(length_field(7, fields), "ModelProto").graph.value_info)
             assert irmodel.dumps(arithmetic) == irmodel.dumps(expected)
 
 
@@ -597,7 +597,7 @@ def test_splice_falls_back_to_the_field_walk(monkeypatch):
         assert splice.splice_value_infos(model, fields, spans) == canonical, layout
         if canonical:
             expected = irmodel.loads(data)
-            expected.graph.value_info.extend(irmodel.loads(_field(7, fields), "ModelProto").graph.value_info)
+            expected.graph.value_info.extend(irmodel.loads(length_field(7, fields), "ModelProto").graph.value_info)
             assert irmodel.dumps(model) == irmodel.dumps(expected)
     relu, neg, x, declared, out, last = _parts()
     a, b, calls = _spliced_and_appended(_graph_model([(1, relu), (1, neg), (2, b"g"), (11, x)]), monkeypatch)
@@ -642,7 +642,7 @@ def test_splice_on_the_corpus(node_corpus, monkeypatch):
 
 def test_value_info_fields_match_one_entry_each():
     from irmodel.inference.types import TensorType, SequenceType, UNSET, value_info_bytes, value_info_fields
-    from irmodel.inference.types import _field as field
+    from irmodel.inference.types import length_field as field
     long_type = TensorType(1, tuple(f"dim_{i}" for i in range(40)))
     shared = TensorType(7, (2, "N"))
     entries = [("a", shared), ("b", shared), ("n" * 130, shared), ("é", long_type), ("\udcff", UNSET),

@@ -14,7 +14,7 @@ from irmodel import helper
 from irmodel._wireview import tensorscan
 from irmodel._wireview.fastpath import use_fast_paths
 from irmodel.inference import InferenceError, infer_shapes, initializers
-from irmodel.inference.types import _field
+from irmodel.inference.types import length_field
 
 FLOAT, INT64, INT32 = 1, 7, 6
 
@@ -51,8 +51,8 @@ def _model_with_initializer_bytes(nodes, inputs, outputs, tensors: list) -> byte
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
     data = irmodel.dumps(m)
     model = irmodel.loads(data)
-    graph = irmodel.dumps(model.graph) + b"".join(_field(5, t) for t in tensors)
-    model.graph = irmodel.loads(_field(7, graph), "ModelProto").graph
+    graph = irmodel.dumps(model.graph) + b"".join(length_field(5, t) for t in tensors)
+    model.graph = irmodel.loads(length_field(7, graph), "ModelProto").graph
     return irmodel.dumps(model)
 
 
@@ -154,7 +154,7 @@ def _tensor_bytes(fields: list) -> bytes:
     out = []
     for n, v in fields:
         if isinstance(v, bytes):
-            out.append(_field(n, v))
+            out.append(length_field(n, v))
             continue
         if v < 0:
             v += 1 << 64

@@ -78,3 +78,27 @@ TENSOR_DATA_LOCATION_TAG = _byte_tag("TensorProto", "data_location", VARINT)
 
 # -- ModelProto ------------------------------------------------------------------------------
 MODEL_GRAPH = _byte_tag("ModelProto", "graph", LEN)
+
+# -- TypeProto and ValueInfoProto (inference writes them: `inference.types`, `denotation`) ---
+TYPE_TENSOR, TYPE_SEQUENCE, TYPE_MAP, TYPE_OPAQUE, TYPE_SPARSE_TENSOR, TYPE_OPTIONAL, TYPE_DENOTATION = (
+    number("TypeProto", f) for f in ("tensor_type", "sequence_type", "map_type", "opaque_type",
+                                     "sparse_tensor_type", "optional_type", "denotation"))
+#: The elem_type tag (a varint) of TypeProto.Tensor and TypeProto.SparseTensor, as bytes.
+ELEM_TYPE_TAG = bytes((_byte_tag("TypeProto.Tensor", "elem_type", VARINT),))
+SHAPE = number("TypeProto.Tensor", "shape")
+assert (tag("TypeProto.SparseTensor", "elem_type", VARINT), number("TypeProto.SparseTensor", "shape")) == (
+    ELEM_TYPE_TAG[0], SHAPE)
+DIM = number("TensorShapeProto", "dim")
+DIM_VALUE_TAG = bytes((_byte_tag("TensorShapeProto.Dimension", "dim_value", VARINT),))
+DIM_PARAM, DIM_DENOTATION = (number("TensorShapeProto.Dimension", f) for f in ("dim_param", "denotation"))
+#: The element type field of TypeProto.Sequence and TypeProto.Optional (the same number).
+SEQUENCE_ELEM = number("TypeProto.Sequence", "elem_type")
+assert number("TypeProto.Optional", "elem_type") == SEQUENCE_ELEM
+MAP_KEY_TAG = bytes((_byte_tag("TypeProto.Map", "key_type", VARINT),))
+MAP_VALUE = number("TypeProto.Map", "value_type")
+OPAQUE_DOMAIN, OPAQUE_NAME = number("TypeProto.Opaque", "domain"), number("TypeProto.Opaque", "name")
+VALUE_INFO_NAME, VALUE_INFO_TYPE = number("ValueInfoProto", "name"), number("ValueInfoProto", "type")
+VALUE_INFO_NAME_TAG = bytes((_byte_tag("ValueInfoProto", "name", LEN),))
+VALUE_INFO_TYPE_TAG = bytes((_byte_tag("ValueInfoProto", "type", LEN),))
+GRAPH_VALUE_INFO_TAG = bytes((_byte_tag("GraphProto", "value_info", LEN),))
+MODEL_GRAPH_NUMBER = number("ModelProto", "graph")

@@ -244,6 +244,9 @@ class NodePass:
                         if out_name in types:
                             update_type(out_name, t)
                         else:
+                            # `Slot(t)`, not ``object.__new__(Slot)`` and two stores: measured
+                            # (callgrind, collector off, 100,000 slots) the latter saves 51 of
+                            # ~2,100 instructions a slot, 0.04% of a 10,000-node check+infer.
                             slot = Slot(t)
                             types[out_name] = slot
                             if added is not None:
