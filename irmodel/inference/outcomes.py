@@ -71,15 +71,24 @@ class Outcome:
 class Found:
     """An outcome as the pass's quick tables hold it: with the node's `OpKind`, the input
     types it was found for (kept alive: the tables are keyed by their ids) and, for a hit
-    through looked-up attributes, their names (``partial``; None: all attributes)."""
+    through looked-up attributes, their names (``partial``; None: all attributes).
 
-    __slots__ = ("outcome", "kind", "in_types", "partial")
+    What a hit reads of the outcome (``results``, ``plain``, ``by_values``) and of the kind
+    (``prop``) is copied here when the entry is made (outcomes never change once made): a
+    hit, the commonest step of the pass, then reads one record, not three.
+    """
+
+    __slots__ = ("outcome", "kind", "in_types", "partial", "results", "plain", "by_values", "prop")
 
     def __init__(self, outcome: Outcome, kind: OpKind, in_types: tuple, partial: tuple | None):
         self.outcome = outcome
         self.kind = kind
         self.in_types = in_types
         self.partial = partial
+        self.results = outcome.results
+        self.plain = outcome.plain
+        self.by_values = outcome.by_values
+        self.prop = kind.prop
 
 
 class Variant:
