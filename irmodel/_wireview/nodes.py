@@ -317,9 +317,6 @@ def _plain_attribute(src, pos: int, end: int, depth: int) -> bool:
                 n = src[pos + 1]
                 if n < 128:
                     a = pos + 2
-                elif pos + 2 < end and src[pos + 2] < 128:  # two bytes, as read_short_varint reads them
-                    n = (n & 127) | (src[pos + 2] << 7)
-                    a = pos + 3
                 else:
                     n, a = read_short_varint(src, pos + 1, end)
                 pos = a + n
@@ -365,9 +362,6 @@ def node_op(src, start: int, end: int, depth: int) -> tuple | None:
                 n = src[pos + 1]
                 if n < 128:
                     a = pos + 2
-                elif pos + 2 < end and src[pos + 2] < 128:  # two bytes, as read_short_varint reads them
-                    n = (n & 127) | (src[pos + 2] << 7)
-                    a = pos + 3
                 else:
                     n, a = read_short_varint(src, pos + 1, end)
                 pos = a + n
