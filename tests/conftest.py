@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 import warnings
 
 import pytest
@@ -23,6 +24,28 @@ def scan_path(request):
     use_generated_scanners(request.param == "generated scan")
     yield request.param
     use_generated_scanners(True)
+
+
+@pytest.fixture(params=["fast paths", "message paths"])
+def fast_paths(request):
+    """Run a test twice: with every byte-level fast path on for every graph (threshold 1)
+    and with all of them off (`irmodel._wireview.fastpath.use_fast_paths`), so that both
+    ways of reading a graph's items are held to the reference."""
+    from irmodel._wireview.fastpath import use_fast_paths
+
+    fast = request.param == "fast paths"
+    use_fast_paths(fast, threshold=1)
+    yield fast
+    use_fast_paths(True)
+
+
+@pytest.fixture(autouse=True)
+def _fast_paths_restored():
+    """Whatever a test switched (`use_fast_paths`), the next one starts with the defaults."""
+    yield
+    switch = sys.modules.get("irmodel._wireview.fastpath")  # (not imported for a test that never used it)
+    if switch is not None:
+        switch.use_fast_paths(True)
 
 
 @pytest.fixture(scope="session")

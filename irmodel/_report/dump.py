@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import codecs
 import math
-import re
 import struct
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
@@ -35,6 +34,7 @@ from wirefmt.varint import read_varint
 from wirefmt.values import shortest_float32
 from .._dtypes.rows import (BITS6, BITS8, BITS16, COMPLEX, ELEM_TYPES, FLOATING, I32, INTEGER, NAN_FN,
                             NAN_IEEE, NAN_UZ, NIB2, NIB4, ElemType, Minifloat)
+from .._wireview.patterns import compiled
 from ..messages import ENUMS
 from ..limits import element_count, size_text
 from .summary import EXTERNAL, dtype_name, external_entries, tensor_nbytes, type_info, type_text
@@ -190,16 +190,13 @@ def _typed_values(dtype: int, name: str, stored: list, n: int) -> list:
     return out
 
 
-_OVERLONG_VARINT = re.compile(rb"[\x80-\xff]{10}")
-
-
 def _well_formed(chunk: memoryview, fixed: struct.Struct | None) -> bool:
     """Whether a packed chunk decodes: a whole number of fixed-width values, or varints
     that end in the chunk and are at most 10 bytes long.  A dump must not show the first
     values of a field that every reader refuses (C-speed checks, no decoding)."""
     if fixed is not None:
         return len(chunk) % fixed.size == 0
-    return not chunk or (chunk[-1] < 0x80 and _OVERLONG_VARINT.search(chunk) is None)
+    return not chunk or (chunk[-1] < 0x80 and compiled("overlong-varint").search(chunk) is None)
 
 
 def preview_values(t: Any, limit: int = PREVIEW_VALUES) -> tuple[str, list]:

@@ -17,6 +17,7 @@ from wirefmt.message import item_spans, items_in_buffer
 from .._dtypes.table import ELEM_BITS
 from ..limits import add_sizes, byte_size, element_count
 from ..messages import ENUMS
+from .._wireview.fastpath import fast_paths_on
 from .._wireview.nodescan import count_ops
 from .._files.origin import origin_of
 from .._wireview.infoscan import opset_entry, value_info_tensor
@@ -200,7 +201,7 @@ class Census:
         self._total = len(model.graph.node) if model.HasField("graph") else 0
         self._done = 0
         items = walk(model)
-        if stream and model.HasField("graph"):
+        if stream and model.HasField("graph") and fast_paths_on():
             found = items_in_buffer(model.graph, "node")
             if found is not None:  # the graph is exactly its bytes
                 rest = top_level(model)
@@ -269,7 +270,7 @@ class Census:
         spans = item_spans(g, "initializer")
         depth = g._depth + 1
         out = []
-        tries = _HEADER_TRIES if spans is not None else 0
+        tries = _HEADER_TRIES if spans is not None and fast_paths_on() else 0
         for i in range(len(g.initializer)):
             header = tensor_header(src, spans[2 * i], spans[2 * i + 1], depth) if tries and spans is not None else None
             if header is not None:
@@ -427,7 +428,7 @@ def _read_items(msg: Any, field: str, read: Callable) -> list | None:
     """What ``read(src, start, end, depth)`` (`irmodel._wireview.infoscan`) answers for each item of
     ``msg``'s repeated field ``field``, from their bytes; None if ``msg`` is not exactly its
     bytes or ``read`` declines any item (then every one is made, as before)."""
-    found = items_in_buffer(msg, field)
+    found = items_in_buffer(msg, field) if fast_paths_on() else None
     if found is None:
         return None
     src, spans = found

@@ -14,7 +14,7 @@ caller makes the messages (`irmodel._report.summary`), which reads what is unusu
 bytes deserve.
 
 The rules of the message path hold, so the two agree exactly: each level is read field
-by field with `irmodel._wireview.nodescan`'s reader (the checks the full scan makes: tags,
+by field with `irmodel._wireview.wire.field` (the checks the full scan makes: tags,
 lengths, varints, groups, a field running past its message); the last scalar wins, and
 of a Dimension's ``dim_value`` and ``dim_param`` (a oneof) the last one read; unknown
 fields are skipped.  ``doc_string``, ``metadata_props`` and ``denotation`` are not read,
@@ -27,7 +27,8 @@ from wirefmt.errors import DecodeError
 from wirefmt.schema import LEN as _LEN, VARINT as _VARINT
 from wirefmt.varint import to_int64
 
-from .nodescan import _field, _number
+from .fields import number as _number
+from .wire import field as _field
 
 _INT32_MAX = (1 << 31) - 1
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 from itertools import islice, repeat
 
 from wirefmt import MAX_DEPTH, DecodeError
-from wirefmt.message import items_in_buffer
 
 from .access import VALUE_FIELD_TYPES as _VALUE_FIELD_TYPES, decode_rest, present_value_fields
 from .context import EXPERIMENTAL_OPS, LexicalScopeContext
-from .fastnodes import (attribute_kinds, dims_well_formed, masked_kind, names_of, node_pattern, skeleton,
-                        tensor_kind)
+from .._wireview.fastpath import declined, items as fast_items
+from .._wireview.nodes import names_of, node_pattern, skeleton
+from .._wireview.tensorscan import dims_well_formed, tensor_kind
+from .fastnodes import MAX_KINDS as _MAX_KINDS, FastState as _FastState
 from .problems import Reporter, short
 from .tensor import check_sparse_tensor, check_tensor
 
@@ -29,10 +30,8 @@ _GRAPH_READ = frozenset({"node", "initializer", "sparse_initializer", "input", "
 _NODE_READ = frozenset({"attribute"})
 _ATTRIBUTE_READ = frozenset({"t", "g", "tensors", "graphs", "sparse_tensor", "sparse_tensors"})
 
-# Graphs of at least this many nodes take the fast path (`fastnodes`); the cache of node
-# kinds holds at most `_MAX_KINDS` keys (attributes differing in their values make many).
-_FAST_FROM = 64
-_MAX_KINDS = 4096
+# Graphs of at least `irmodel._wireview.fastpath.FAST_FROM` nodes or initializers take the
+# fast path (`fastnodes`: nodes read from their bytes, verdicts cached by kind).
 
 # The kinds of TypeProto and the fields each must set, for main-graph inputs and outputs.
 _TYPE_CASE_NUMBER = {"tensor_type": 1, "sequence_type": 4, "map_type": 5, "opaque_type": 7,
@@ -173,11 +172,10 @@ class Walker:
         except DecodeError as exc:
             add("B001", f"{path}.node", f"cannot be decoded: {exc}")
             return
-        if count >= _FAST_FROM:
-            found = items_in_buffer(g, "node")
-            if found is not None:
-                self._fast_nodes(nodes, found[0], found[1], ctx, lex, path, depth)
-                return
+        found = fast_items(g, "node", count)
+        if found is not None:
+            self._fast_nodes(nodes, found[0], found[1], ctx, lex, path, depth)
+            return
         one = self._one_node
         for i, node in _each(nodes, count, self.report, f"{path}.node"):
             one(node, ctx, lex, f"{path}.node[{i}]", depth)
@@ -259,6 +257,8 @@ class Walker:
                         elif _outputs_new(out_names, names, parent_has):
                             names.update(filter(None, out_names))
                             continue
+            else:
+                declined("node", k, "not read by the node pattern")
             npath = f"{path}.node[{k}]"
             try:
                 node = nodes[k]
@@ -269,10 +269,10 @@ class Walker:
 
     def _initializers(self, g, ctx, names: set, seen: set, path: str, node):
         """``(index, TensorProto)`` of the initializers the caller checks in full; those
-        of a kind (`fastnodes.tensor_kind`) whose first one had no problem are taken here:
+        of a kind (`irmodel._wireview.tensorscan.tensor_kind`) whose first one had no problem are taken here:
         their names are added to ``seen`` and ``names`` as the full path would."""
-        found = items_in_buffer(g, "initializer") if ctx.ir_version > 3 else None
-        if found is None or len(found[1]) < 2 * _FAST_FROM:
+        found = fast_items(g, "initializer") if ctx.ir_version > 3 else None
+        if found is None:
             yield from self._items(g, "initializer", path, node)
             return
         src, spans = found
@@ -462,76 +462,6 @@ def _each(seq, count: int, report, path: str):
             report.add("B001", f"{path}[{k}]", f"cannot be decoded: {exc}")
             continue
         yield k, item
-
-
-class _FastState:
-    """What the fast path over one graph's nodes keeps: the scope, the verdict caches."""
-
-    __slots__ = ("walker", "nodes", "src", "spans", "ctx", "lex", "path", "depth", "names",
-                 "parent_has", "verdicts", "by_kinds")
-
-    def __init__(self, walker, nodes, src, spans, ctx, lex, path, depth) -> None:
-        self.walker, self.nodes, self.src, self.spans = walker, nodes, src, spans
-        self.ctx, self.lex, self.path, self.depth = ctx, lex, path, depth
-        self.names = lex.names
-        self.parent_has = _outer_lookup(lex.parent)
-        self.verdicts: dict = {}  # kind key (kind as bytes, or as `masked_kind`) -> no problem
-        self.by_kinds: dict = {}  # kind key (attributes as `attribute_kinds`) -> no problem
-
-    def verdict(self, k: int, key: tuple, m) -> bool:
-        """Whether node ``k``'s own and schema rules find no problem: by the full path, run
-        once per kind (attributes compared by `attribute_kinds`) against a scratch reporter.
-        ``key`` is the node's kind key, ``m`` its match of the node pattern.  Nodes whose
-        kinds differ only in float values (`masked_kind`) share a verdict, kept under the
-        masked key, before `attribute_kinds` is asked."""
-        kind, in_shape, out_shape = key
-        verdicts = self.verdicts
-        masked = masked_kind(kind)
-        if masked is not kind:
-            # Kept by its masked form only: float values that differ from node to node would
-            # fill the cache with keys never asked for again.
-            key = (masked, in_shape, out_shape)
-            ok = verdicts.get(key)
-            if ok is not None:
-                return ok
-        op, domain, attrs = m.group(4, 6, 5)
-        kinds = attribute_kinds(attrs) if attrs else ()
-        if kinds is None:
-            ok = False
-        else:
-            key2 = (op, domain or b"", kinds, in_shape, out_shape)
-            ok = self.by_kinds.get(key2)
-            if ok is None:
-                ok = self.by_kinds[key2] = self._full_path_finds_nothing(k)
-        if len(verdicts) < _MAX_KINDS:
-            verdicts[key] = ok
-        return ok
-
-    def _full_path_finds_nothing(self, k: int) -> bool:
-        walker = self.walker
-        report = walker.report
-        scratch = walker.report = Reporter()
-        try:
-            walker._node(self.nodes[k], self.ctx, self.lex, f"{self.path}.node[{k}]", self.depth)
-            return not scratch.problems
-        except DecodeError:
-            return False
-        finally:
-            walker.report = report
-
-
-def _outer_lookup(scope):
-    """``name in`` the enclosing scopes, or None when they are all empty (a main graph)."""
-    chain = []
-    while scope is not None:
-        if scope.names:
-            chain.append(scope)
-        scope = scope.parent
-    if not chain:
-        return None
-    if len(chain) == 1:
-        return chain[0].names.__contains__
-    return chain[0].this_or_ancestor_graph_has
 
 
 def _inputs_defined(in_names, names: set, parent_has) -> bool:

@@ -232,8 +232,9 @@ def _write_record(rec, model) -> None:
 
 def _graph_in_model(fields: bytes) -> bytes:
     """A serialized ModelProto whose graph is ``fields`` (entries opened at their depth in a model)."""
-    from .types import _field  # noqa: PLC0415
-    return _field(7, fields)
+    from .._wireview.fields import MODEL_GRAPH_NUMBER  # noqa: PLC0415
+    from .types import length_field  # noqa: PLC0415
+    return length_field(MODEL_GRAPH_NUMBER, fields)
 
 
 def infer_shapes_path(model_path, output_path=None, check_type: bool = False, strict_mode: bool = False,

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from wirefmt import encode_varint
 
-from .types import MapType, OptionalType, SequenceType, SparseTensorType, TensorType, type_bytes
+from .._wireview import fields as F
+from .types import MapType, OptionalType, SequenceType, SparseTensorType, TensorType, length_field, type_bytes
 
 
 def has_denotation(tp) -> bool:
@@ -50,10 +51,6 @@ def _text(v) -> bytes:
     return v if type(v) is bytes else v.encode("utf-8", "surrogateescape")
 
 
-def _field(number: int, payload: bytes) -> bytes:
-    return encode_varint(number << 3 | 2) + encode_varint(len(payload)) + payload
-
-
 def _replaced_dims(original, merged: list) -> set:
     """Indices of the declared dims some merge replaced whole (``*existing_dim = inferred_dim``)."""
     from .merge import merge  # noqa: PLC0415
@@ -76,15 +73,16 @@ def _element(t, attr: str):
     return getattr(t, attr, None) if t is not None else None
 
 
-_FIELD = {TensorType: 1, SequenceType: 4, MapType: 5, SparseTensorType: 8, OptionalType: 9}
+_FIELD = {TensorType: F.TYPE_TENSOR, SequenceType: F.TYPE_SEQUENCE, MapType: F.TYPE_MAP,
+          SparseTensorType: F.TYPE_SPARSE_TENSOR, OptionalType: F.TYPE_OPTIONAL}
 
 
 def _with_note(kind, head: bytes, note) -> bytes:
-    """A TypeProto's value field and its denotation (6), in field-number order."""
+    """A TypeProto's value field and its denotation, in field-number order."""
     if not note:
         return head
-    tail = _field(6, _text(note))
-    return head + tail if _FIELD.get(kind, 7) < 6 else tail + head
+    tail = length_field(F.TYPE_DENOTATION, _text(note))
+    return head + tail if _FIELD.get(kind, F.TYPE_OPAQUE) < F.TYPE_DENOTATION else tail + head
 
 
 def _encode(final, tp, original, merged: list) -> bytes:
@@ -102,37 +100,37 @@ def _encode(final, tp, original, merged: list) -> bytes:
     merged = [m for m in merged if m is not None]
     if kind is TensorType or kind is SparseTensorType:
         msg = tp.tensor_type if kind is TensorType else tp.sparse_tensor_type
-        body = b"" if final.elem is None else b"\x08" + encode_varint(final.elem & 0xFFFFFFFFFFFFFFFF)
+        body = b"" if final.elem is None else F.ELEM_TYPE_TAG + encode_varint(final.elem & 0xFFFFFFFFFFFFFFFF)
         if final.shape is not None:
             declared_dims = list(msg.shape.dim) if original.shape is not None else []
             replaced = _replaced_dims(original, merged)
             dims = []
             for i, d in enumerate(final.shape):
                 if type(d) is int:
-                    dim = b"\x08" + encode_varint(d & 0xFFFFFFFFFFFFFFFF)
+                    dim = F.DIM_VALUE_TAG + encode_varint(d & 0xFFFFFFFFFFFFFFFF)
                 elif d is None:
                     dim = b""
                 else:
-                    dim = _field(2, _text(d))
+                    dim = length_field(F.DIM_PARAM, _text(d))
                 if i < len(declared_dims) and i not in replaced and declared_dims[i].denotation:
-                    dim += _field(3, _text(declared_dims[i].denotation))
-                dims.append(_field(1, dim))
-            body += _field(2, b"".join(dims))
-        return _with_note(kind, _field(_FIELD[kind], body), note)
+                    dim += length_field(F.DIM_DENOTATION, _text(declared_dims[i].denotation))
+                dims.append(length_field(F.DIM, dim))
+            body += length_field(F.SHAPE, b"".join(dims))
+        return _with_note(kind, length_field(_FIELD[kind], body), note)
     if kind is SequenceType or kind is OptionalType:
         inner = tp.sequence_type if kind is SequenceType else tp.optional_type
         sub_tp = inner.elem_type if inner.HasField("elem_type") else None
-        body = b"" if final.elem is None else _field(1, _encode(final.elem, sub_tp, original.elem,
+        body = b"" if final.elem is None else length_field(F.SEQUENCE_ELEM, _encode(final.elem, sub_tp, original.elem,
                                                                 [_element(m, "elem") for m in merged]))
-        return _with_note(kind, _field(_FIELD[kind], body), note)
+        return _with_note(kind, length_field(_FIELD[kind], body), note)
     if kind is MapType:
         m = tp.map_type
-        body = b"" if final.key is None else b"\x08" + encode_varint(final.key & 0xFFFFFFFFFFFFFFFF)
+        body = b"" if final.key is None else F.MAP_KEY_TAG + encode_varint(final.key & 0xFFFFFFFFFFFFFFFF)
         if final.value is not None:
             sub_tp = m.value_type if m.HasField("value_type") else None
-            body += _field(2, _encode(final.value, sub_tp, original.value,
+            body += length_field(F.MAP_VALUE, _encode(final.value, sub_tp, original.value,
                                       [_element(x, "value") for x in merged]))
-        return _with_note(kind, _field(5, body), note)
+        return _with_note(kind, length_field(F.TYPE_MAP, body), note)
     return _with_note(kind, type_bytes(final), note)  # opaque
 
 

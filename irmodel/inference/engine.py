@@ -39,7 +39,8 @@ from .dataprop import PropagationContext
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
 from .initializers import seed_initializers
-from .nodepass import data_positions, data_signature, infer_nodes, nodes_with_graphs, value_signature
+from .nodepass import infer_nodes, nodes_with_graphs
+from .outcomes import data_positions, data_signature, value_signature
 from .slot import Slot
 from .symbols import SymbolTable, materialize
 from .tensordata import FLOAT, ConstTensor, const_from_ints, is_small
@@ -139,8 +140,8 @@ class Scope:
         self.errors: list[tuple[str, NodeView, str]] = []  # (message, node, kind)
         self.unbound: set[str] = set()
         self.reuse_constants = True
-        self.inert_constants: dict = {}  # `nodepass.data_signature`'s: name -> (constant, passed over)
-        self.const_signatures: dict = {}  # `nodepass.value_signature`'s: name -> (constant, its signature)
+        self.inert_constants: dict = {}  # `outcomes.data_signature`'s: name -> (constant, passed over)
+        self.const_signatures: dict = {}  # `outcomes.value_signature`'s: name -> (constant, its signature)
         self.held_nodes: list = []  # see `_add_node_graph_symbols`; emptied after the node pass
         self.interned: dict = {}  # initializer types: one object per distinct type (`nodepass` keys)
 
@@ -336,7 +337,7 @@ class Scope:
         # The outcome is the node kind's when the rule read no input value and no
         # sub-graph (the context's values are derived on the first such read); a
         # Constant, or a rule that read input values, is cached by those values too
-        # (`nodepass.value_signature`: None when they are not small and plain).
+        # (`outcomes.value_signature`: None when they are not small and plain).
         # So is a node whose propagation has values to read.
         valued = None
         if run.options.symbolic:

@@ -3,43 +3,22 @@
 Seeding reads an initializer's name, data_type and dims (its type) and, for a small
 one, keeps it as a constant that shapes may depend on (`tensordata.ConstTensor`).
 Making a TensorProto of each of the 75,000-node benchmark's 7,500 weights cost about
-as much as the rest of seeding.  Here an initializer laid out as exporters write it,
-
-    dims (each a varint of 1 to 10 bytes), data_type (one byte), name (a length of one
-    byte, UTF-8), then raw_data to its end or nothing,
-
-is read with one regular expression up to its name, and the raw_data's tag and length
-after it (never its bytes: a weight stays unread, its pages untouched): its dims and data_type bytes key a table of
+as much as the rest of seeding.  Here an initializer laid out as exporters write it is
+read by `irmodel._wireview.tensorscan.initializer_head` (one pattern match up to its
+name, never its weights' bytes): its dims and data_type bytes key a table of
 ``(type, small)`` made from the TensorProto of the first initializer with those bytes
 (the same bytes decode alike, so the message's answers are reused exactly); its
 constant is a `LazyConstant`, which makes the TensorProto only when something reads
-more than its type.  Anything else -- another field, packed dims, a name that is not
-UTF-8, raw_data not ending the tensor -- takes the message, as before (a malformed
-one raises there, as it did).
+more than its type.  An initializer the reader declines takes the message, as before
+(a malformed one raises there, as it did).
 """
 
 from __future__ import annotations
 
-from itertools import repeat
-
+from .._wireview.fastpath import items as fast_items
+from .._wireview.tensorscan import initializer_heads
 from .tensordata import ConstTensor, is_small
 from .types import TensorType
-
-_PATTERNS: list = []
-#: Graphs with fewer initializers make a message of each (the tests lower it).
-FAST_FROM = 64
-
-
-def _pattern():
-    if not _PATTERNS:
-        import re  # noqa: PLC0415 - the node pass has imported it already
-
-        name = b"(?:" + b"|".join(b"\\x%02x" % n + (b".{%d}" % n if n else b"") for n in range(128)) + b")"
-        _PATTERNS.append(re.compile(
-            rb"((?:\x08[\x80-\xff]{0,9}[\x00-\x7f])*+)"  # dims, unpacked
-            rb"(\x10[\x00-\x7f])?+"                      # data_type
-            rb"\x42(" + name + rb")", re.S))            # name; then raw_data, read apart
-    return _PATTERNS[0]
 
 
 class LazyConstant(ConstTensor):
@@ -71,54 +50,33 @@ class LazyConstant(ConstTensor):
         return list(self._dims)
 
 
-def _raw_data_to_end(src, pos: int, end: int) -> bool:
-    """``src[pos:end]`` is nothing, or one raw_data field (tag 0x4a, a varint length) reaching
-    exactly ``end`` (its bytes are not read: a weight's pages stay untouched)."""
-    if pos == end:
-        return True
-    if src[pos] != 0x4A:
-        return False
-    n = 0
-    shift = 0
-    start = pos = pos + 1
-    while pos < end and pos - start < 10:
-        b = src[pos]
-        pos += 1
-        n |= (b & 0x7F) << shift
-        if b < 0x80:
-            return pos + n == end
-        shift += 7
-    return False
+class _Seen:
+    """What the first initializer of some dims and data_type bytes gave: its interned type,
+    whether it is small (a constant), its data type and dims."""
+
+    __slots__ = ("type", "small", "data_type", "dims")
+
+    def __init__(self, t: TensorType, small: bool, data_type: int, dims: tuple):
+        self.type = t
+        self.small = small
+        self.data_type = data_type
+        self.dims = dims
 
 
 def seed_initializers(scope, graph) -> bool:
     """Seed ``graph``'s initializers into ``scope`` as `Scope.process_graph` does; False
     (nothing done) when the graph is small or not read from bytes."""
-    from wirefmt.message import items_in_buffer  # noqa: PLC0415
-
     seq = graph.initializer
-    if len(seq) < FAST_FROM:
-        return False
-    found = items_in_buffer(graph, "initializer")
+    found = fast_items(graph, "initializer", len(seq))
     if found is None:
         return False
     src, spans = found
-    known: dict = {}  # (dims bytes, data_type bytes) -> (type, small)
+    known: dict = {}  # (dims bytes, data_type bytes) -> _Seen
     interned = scope.interned
     const_data = scope.const_data
     seed = scope._seed_initializer
-    ends = spans[1::2]
-    matches = map(_pattern().match, repeat(src), spans[0::2], ends)
-    for i, m in enumerate(matches):
-        name = None
-        if m is not None:
-            dims_bytes, type_byte, name_field = m.group(1, 2, 3)
-            if _raw_data_to_end(src, m.end(), ends[i]):
-                try:
-                    name = name_field[1:].decode()
-                except UnicodeDecodeError:
-                    name = None
-        if name is None:
+    for i, head in enumerate(initializer_heads(src, spans)):
+        if head is None:
             tensor = seq[i]
             name = tensor.name
             t = TensorType(tensor.data_type, tuple(tensor.dims))
@@ -127,14 +85,14 @@ def seed_initializers(scope, graph) -> bool:
                 const_data[name] = ConstTensor(tensor)
             seed(name, t)
             continue
-        key = (dims_bytes, type_byte)
-        entry = known.get(key)
-        if entry is None:
+        key = (head.dims_bytes, head.type_bytes)
+        seen = known.get(key)
+        if seen is None:
             tensor = seq[i]
             t = TensorType(tensor.data_type, tuple(tensor.dims))
-            entry = known[key] = (interned.setdefault(t, t), is_small(tensor), tensor.data_type, tuple(tensor.dims))
-        t = entry[0]
-        if entry[1]:
-            const_data[name] = LazyConstant(seq, i, entry[2], entry[3])
-        seed(name, t)
+            seen = known[key] = _Seen(interned.setdefault(t, t), is_small(tensor), tensor.data_type,
+                                      tuple(tensor.dims))
+        if seen.small:
+            const_data[head.name] = LazyConstant(seq, i, seen.data_type, seen.dims)
+        seed(head.name, seen.type)
     return True

@@ -3,14 +3,14 @@
 A 75,000-node graph holds a few dozen kinds of node, and most nodes of a kind see the
 same input types.  The full path (`engine.Scope.process_node`) makes a NodeProto, a
 `NodeView` and an `InferenceContext` per node and runs the operator's rule.  Here each
-node is read from its wire form with the checker's regular expression
-(`irmodel.checker.fastnodes.node_pattern`): its input and output names, op_type,
+node is read from its wire form with the node reader's regular expression
+(`irmodel._wireview.nodes.node_pattern`): its input and output names, op_type,
 domain and attribute bytes, without making a message.  The rule's result is cached by
 
     (op_type, domain, opset version, attribute bytes, input types, which inputs and
      outputs are empty)
 
-and a later node with the same key replays it: each output type is given fresh
+(an `outcomes.Outcome`) and a later node with the same key replays it: each output type is given fresh
 ``unk__N`` names and merged exactly as `Scope.update_type` does for the full path (so
 names come in the reference's order), and data propagation runs as it would.
 
@@ -47,19 +47,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (`from __future__ import annotations`)
     from typing import Any
 
-from wirefmt.errors import DecodeError
-from wirefmt.message import exact_span, items_in_buffer
-from wirefmt.reader import read_field
-from wirefmt.schema import LEN, SGROUP
-
+from .._wireview.fastpath import declined, items as fast_items
+from .._wireview.nodes import (FLOAT_TAG, attribute_items, has_no_graph, masked_kind, may_hold_float, names_of,
+                               node_pattern)
 from .context import NodeView
 from .dataprop import PropagationContext
+from .outcomes import (Found, OpKind, Outcome, PartialAttrs, RecordingAttrs, SpanNode, ValuedOutcome, Variant,
+                       data_signature, output_data_exists, symbolic_values, value_signature)
 from .slot import Slot
-from .tensordata import INT32, INT64
-from .types import UNSET, TensorType
+from .types import UNSET
 
-#: Graphs with fewer nodes take the full path (the tests lower it to run the pass on small graphs).
-FAST_FROM = 64
 #: At most this many cached outcomes per run (attributes and shapes that all differ make many).
 MAX_OUTCOMES = 1 << 16
 #: At most this many outcomes by input values (`value_signature`) per operator, attributes and input types.
@@ -70,218 +67,23 @@ MAX_VARIANTS = 8
 COLLECT_EVERY = 1000
 
 
-class SpanNode:
-    """What data propagation reads of a node read from its bytes (`dataprop.PropagationContext`)."""
-
-    __slots__ = ("op_type", "domain", "inputs", "outputs", "attrs")
-
-    def __init__(self, op_type: str, domain: str, inputs: list, outputs: list, attrs: dict):
-        self.op_type = op_type
-        self.domain = domain
-        self.inputs = inputs
-        self.outputs = outputs
-        self.attrs = attrs
-
-
-class RecordingAttrs(dict):
-    """A node's attributes by name that remember which names were looked up (``read``;
-    None once anything else was asked, such as iterating them)."""
-
-    __slots__ = ("read",)
-
-    def __init__(self, attrs: dict):
-        super().__init__(attrs)
-        self.read: set | None = set()
-
-    def get(self, name, default=None):
-        if self.read is not None:
-            self.read.add(name)
-        return dict.get(self, name, default)
-
-    def _everything(self, *args):
-        self.read = None
-
-    def __getitem__(self, name):
-        self._everything()
-        return dict.__getitem__(self, name)
-
-    def __contains__(self, name) -> bool:
-        self._everything()
-        return dict.__contains__(self, name)
-
-    def __iter__(self):
-        self._everything()
-        return dict.__iter__(self)
-
-    def keys(self):
-        self._everything()
-        return dict.keys(self)
-
-    def values(self):
-        self._everything()
-        return dict.values(self)
-
-    def items(self):
-        self._everything()
-        return dict.items(self)
-
-
-class PartialAttrs:
-    """The attributes of a node that shares the names ``known`` (their bytes) with the node
-    whose attributes are ``attrs``; any other name is read from the node itself."""
-
-    __slots__ = ("attrs", "known", "load")
-
-    def __init__(self, attrs: dict, known: frozenset, load):
-        self.attrs = attrs
-        self.known = known
-        self.load = load
-
-    def get(self, name, default=None):
-        if name in self.known:
-            return self.attrs.get(name, default)
-        return self.load().attrs.get(name, default)
-
-
-def attribute_items(fields: bytes) -> dict | None:
-    """Name -> the whole attribute's bytes, for a run of AttributeProto fields (the node
-    pattern's group 5; a later attribute of a name replaces an earlier one, as
-    `NodeView.attrs` does).  None unless every attribute is one the checker's fast path
-    reads (`fastnodes.attribute_kinds`: numbers, strings and their lists, exactly well
-    formed as the decoder reads them, so making the node's attributes raises nothing)
-    and has a name."""
-    from ..checker.fastnodes import attribute_kinds  # noqa: PLC0415
-
-    kinds = attribute_kinds(fields)
-    if kinds is None:
-        return None
-    out = {}
-    pos = 0
-    for kind in kinds:
-        a = pos + 2
-        pos = a + fields[pos + 1]
-        name = kind[0]
-        if name is None:
-            return None
-        out[name] = fields[a:pos]
-    return out
-
-
-def data_signature(scope, names) -> tuple | None:
-    """What data propagation finds for the inputs ``names``: None when one holds a value it
-    reads (propagated, or a constant of rank 0 or 1 and type int32/int64); else, per input,
-    whether it is a constant it passes over (True) or nothing (False).  Two nodes of one
-    kind with the same input types and the same signature propagate alike."""
-    shape_data, const_data, inert = scope.shape_data, scope.const_data, scope.inert_constants
-    sig = []
-    for name in names:
-        if name in shape_data:
-            return None
-        c = const_data.get(name)
-        if c is None:
-            sig.append(False)
-            continue
-        known = inert.get(name)
-        if known is None or known[0] is not c:  # (its type only: a lazy constant stays unread)
-            known = inert[name] = (c, len(c.dims) > 1 or c.data_type not in (INT32, INT64))
-        if not known[1]:
-            return None
-        sig.append(True)
-    return tuple(sig)
-
-
-#: At most this many values in one input's constant or propagated value of a value signature.
-MAX_SIGNED_VALUES = 64
-
-
-def value_signature(scope, names) -> tuple | None:
-    """The values the inputs ``names`` offer a rule and data propagation, as a hashable key:
-    per input, its constant's ``(type, dims, values)`` (int32/int64, rank 0 or 1) or None, and
-    its propagated value or None.  None when an input offers anything else (a sparse value,
-    a float or larger constant, a value with other than ints, names and unknowns)."""
-    return _input_values(scope, names, scope.const_signatures, _const_signature, _plain_value)
-
-
-def _plain_value(v) -> bool:
-    return type(v) is tuple and len(v) <= MAX_SIGNED_VALUES and \
-        all(type(x) is int or type(x) is str or x is None for x in v)
-
-
-def _input_values(scope, names, known_sigs: dict, const_key, value_ok) -> tuple | None:
-    """Per input of ``names``, ``(its constant's key, its propagated value)``: the one loop
-    of `value_signature` and `_symbolic_values`, which differ in how a constant becomes a
-    key (``const_key(constant)``, None when it cannot) and which propagated values they take
-    (``value_ok(value)``).  None for a sparse value, a constant without a key or a value not
-    taken.  ``known_sigs``: name -> (constant, its key), so a constant is keyed once."""
-    const_data, shape_data, sparse = scope.const_data, scope.shape_data, scope.sparse_data
-    out = []
-    for name in names:
-        c = const_data.get(name)
-        if c is None:
-            if sparse and name in sparse:
-                return None
-            csig = None
-        else:
-            known = known_sigs.get(name)
-            if known is None or known[0] is not c:
-                known = known_sigs[name] = (c, const_key(c))
-            csig = known[1]
-            if csig is None:
-                return None
-        v = shape_data.get(name)
-        if v is not None and not value_ok(v):
-            return None
-        out.append((csig, v))
-    return tuple(out)
-
-
-def _const_signature(c) -> tuple | None:
-    proto = c.proto
-    code = proto.data_type
-    dims = tuple(proto.dims)
-    if code not in (INT32, INT64) or len(dims) > 1 or (dims and not 0 <= dims[0] <= MAX_SIGNED_VALUES):
-        return None
-    try:
-        values = tuple(c.values(code))
-    except Exception:  # noqa: BLE001 - a value the rule would fail on: not cached
-        return None
-    return code, dims, values
-
-
-def data_positions(inputs, outputs, shape_data: dict, before: int) -> tuple | None:
-    """The propagated values added to ``shape_data`` after its first ``before`` entries, as
-    ``(is output, index, value)``; None when a name is not once among the node's names."""
-    if len(shape_data) == before:
-        return ()
-    found = []
-    items = reversed(shape_data.items())
-    for name, value in reversed([next(items) for _ in range(len(shape_data) - before)]):
-        where = [(False, i) for i, n in enumerate(inputs) if n == name]
-        where += [(True, i) for i, n in enumerate(outputs) if n == name]
-        if len(where) != 1:
-            return None
-        found.append((*where[0], value))
-    return tuple(found)
-
-
 def infer_nodes(scope, graph, nodes) -> bool:
     """Infer ``graph``'s nodes in order through the cache; False (nothing done) when the
     pass does not apply and the caller must take the full path for every node."""
     run = scope.run
-    opts = run.options
-    if len(nodes) < FAST_FROM or run.explain is not None:
+    if run.explain is not None:
         return False
-    found = items_in_buffer(graph, "node")
+    found = fast_items(graph, "node", len(nodes))
     if found is None:
         return False
     src, spans = found
-    if opts.symbolic:
+    if run.options.symbolic:
         infer_nodes_symbolic(scope, nodes, src, spans)
         return True
 
     collector = _PausedCollector()
     try:
-        _cached_pass(scope, nodes, src, spans, collector.counting(scope.process_node))
+        NodePass(scope, nodes, collector.counting(scope.process_node)).run(src, spans)
     finally:
         collector.resume()
     return True
@@ -330,171 +132,285 @@ class _PausedCollector:
             gc.enable()
 
 
-def _cached_pass(scope, nodes, src, spans, full) -> None:
-    """`infer_nodes`' loop (see the module docstring); ``full`` infers one node by the full path."""
-    from ..checker.fastnodes import masked_kind, names_of, node_pattern  # noqa: PLC0415 - the compiled pattern, shared
-    run = scope.run
-    opts = run.options
+class NodePass:
+    """One graph's node pass (see the module docstring): its caches and its loop.
 
-    new_slot = object.__new__
+    ``outcomes`` (per inference run): `Outcome` by the full key; ``by_shape`` (per run):
+    the `Variant` lists by the key without the attribute bytes; ``by_id`` (per graph: its
+    versions are fixed): a `Found` by the identity of the input types (the commonest hit:
+    a value's type object is the one its producer's outcome holds; each entry keeps its
+    types alive, so an id is never reused while it is a key); ``by_masked``: hits through
+    the attributes the rule looked up, by the node's kind with its float attribute values
+    masked (`nodes.masked_kind`: a Gemm's alpha that differs per node) and the input type
+    ids: the masked bytes are the same attributes, as well formed, with the same values
+    except those floats, and an entry is stored only when no attribute the rule looked up
+    holds a float there; ``kinds``: `OpKind` (or None: not cacheable) by the op_type and
+    domain fields' bytes.
+    """
 
-    outcomes = run.outcomes
-    if outcomes is None:
-        outcomes = run.outcomes = {}
-        run.outcomes_by_shape = {}
-    by_shape = run.outcomes_by_shape
-    # The same outcomes by the identity of the input types (the commonest hit: a value's
-    # type object is the one its producer's outcome holds); each entry keeps its types
-    # alive, so an id is never reused while it is a key.  Per graph: its versions are fixed.
-    by_id: dict = {}
-    # Hits through the attributes the rule looked up (`by_shape`'s variants), by the node's
-    # kind with its float attribute values masked (`fastnodes.masked_kind`: a Gemm's alpha
-    # that differs per node) and the input type ids: the masked bytes are the same
-    # attributes, as well formed, with the same values except those floats, and an entry
-    # is stored only when no attribute the rule looked up holds a float there.
-    by_masked: dict = {}
-    kinds: dict = {}  # (op_type field, domain field) -> (op_type, domain, version, prop) or None
-    types = scope.types
-    get_type = types.get
-    update_type = scope.update_type
-    record = scope.record
-    added = record.added if record is not None else None
-    undefined = scope.undefined
-    data_prop = opts.data_prop
-    matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
-    for k, m in enumerate(matches):
-        if m is None:
-            full(NodeView(nodes[k], k))
-            continue
-        ins, outs, kind_bytes = m.group(1, 2, 3)  # kind_bytes: op_type to domain (attributes, doc_string)
-        try:  # one or two names: inline (most nodes have one output, one or two inputs)
-            ids: Any
-            in_skel: Any
-            out_skel: Any
-            a = ins[1] + 2 if ins else 0
-            if a == len(ins) and a:
-                name = ins[2:].decode()
-                in_names = [name]
-                slot = get_type(name)
-                ids = 0 if slot is None else id(slot.type)  # 0 when untyped: no object has that id
-                in_skel = None if name else (False,)
-            elif a and a + 2 + ins[a + 1] == len(ins):
-                name = ins[2:a].decode()
-                second = ins[a + 2:].decode()
-                in_names = [name, second]
-                slot = get_type(name)
-                slot2 = get_type(second)
-                ids = (0 if slot is None else id(slot.type), 0 if slot2 is None else id(slot2.type))
-                in_skel = None if name and second else (bool(name), bool(second))
-            else:
-                in_names = names_of(ins)
-                ids = tuple([0 if (slot := get_type(name)) is None else id(slot.type) for name in in_names])
-                in_skel = None if "" not in in_names else tuple(map(bool, in_names))
-            if outs and outs[1] + 2 == len(outs):
-                out_bytes = outs[2:]
-                out_name = out_bytes.decode()
-                out_names = [out_name]
-                out_skel = 1 if out_name else (False,)
-            else:
-                out_name = out_bytes = None
-                out_names = names_of(outs)
-                out_skel = len(out_names) if "" not in out_names else tuple(map(bool, out_names))
-        except UnicodeDecodeError:
-            full(NodeView(nodes[k], k))
-            continue
-        id_key = (kind_bytes, ids, in_skel, out_skel)
-        found = by_id.get(id_key)
-        if found is None and b"\x15" in kind_bytes:  # a float attribute: its value masked
-            masked_key = (masked_kind(kind_bytes), ids, in_skel, out_skel)
-            found = by_masked.get(masked_key)
-        else:
-            masked_key = None
-        if found is not None:
-            hit, kind, partial = found[0], found[1], found[3]
-        else:
-            in_types: Any = [None if (slot := get_type(name)) is None else slot.type for name in in_names]
-            op, attrs, dom = m.group(4, 5, 6)
-            kind = kinds.get((op, dom), 0)
-            if kind == 0:
-                kind = kinds[(op, dom)] = _kind(scope, op, dom)
-            if kind is None:
+    __slots__ = ("scope", "nodes", "full", "outcomes", "by_shape", "by_id", "by_masked", "kinds")
+
+    def __init__(self, scope, nodes, full):
+        """``full(view, keep=None)`` infers one node by the full path (`Scope.process_node`)."""
+        run = scope.run
+        self.scope = scope
+        self.nodes = nodes
+        self.full = full
+        if run.outcomes is None:
+            run.outcomes = {}
+            run.outcomes_by_shape = {}
+        self.outcomes: dict = run.outcomes
+        self.by_shape: dict = run.outcomes_by_shape
+        self.by_id: dict = {}
+        self.by_masked: dict = {}
+        self.kinds: dict = {}
+
+    def run(self, src, spans: list) -> None:
+        """Infer the nodes whose bytes are ``src[spans[2k]:spans[2k + 1]]``, in order."""
+        # The loop binds what it uses as locals (a hit costs a few dict lookups).
+        scope, nodes, full = self.scope, self.nodes, self.full
+        by_id, by_masked, lookup = self.by_id, self.by_masked, self._lookup
+        float_tag = FLOAT_TAG  # (`may_hold_float`, inline: asked of every node)
+        new_slot = object.__new__
+        record = scope.record
+        added = record.added if record is not None else None
+        undefined = scope.undefined
+        data_prop = scope.run.options.data_prop
+        types = scope.types
+        get_type = types.get
+        update_type = scope.update_type
+        matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
+        for k, m in enumerate(matches):
+            if m is None:
+                declined("node", k, "not read by the node pattern")
                 full(NodeView(nodes[k], k))
                 continue
-            in_types = tuple(in_types)
-            key = (op, dom, kind[2], attrs, in_types, in_skel, out_skel)
-            hit = outcomes.get(key)
-            partial = None
-            if hit is None:
-                # Not these attribute bytes: a node with the same attributes where the rule looked.
-                shape_key = key[:3] + key[4:]
-                variants = by_shape.get(shape_key)
-                items = attribute_items(attrs) if attrs and variants is not None else None
-                if items is not None:
-                    for known, table in variants:
-                        hit = table.get(tuple([items.get(name) for name in known]))
-                        if hit is not None:
-                            partial = known
-                            if masked_key is not None and len(by_masked) < MAX_OUTCOMES and \
-                                    not any(b"\x15" in items[name] for name in known if name in items):
-                                by_masked[masked_key] = (hit, kind, in_types, known)
-                            break
-                if hit is None:
-                    entry = _miss(scope, nodes, k, key, attrs, items, variants, shape_key, kind, full, outcomes,
-                                  by_shape)
-                    if entry is not None and len(by_id) < MAX_OUTCOMES:
-                        by_id[id_key] = (entry, kind, in_types, None)
+            ins, outs, kind_bytes = m.group(1, 2, 3)  # kind_bytes: op_type to domain (attributes, doc_string)
+            try:  # one or two names: inline (most nodes have one output, one or two inputs)
+                ids: Any
+                in_skel: Any
+                out_skel: Any
+                a = ins[1] + 2 if ins else 0
+                if a == len(ins) and a:
+                    name = ins[2:].decode()
+                    in_names = [name]
+                    slot = get_type(name)
+                    ids = 0 if slot is None else id(slot.type)  # 0 when untyped: no object has that id
+                    in_skel = None if name else (False,)
+                elif a and a + 2 + ins[a + 1] == len(ins):
+                    name = ins[2:a].decode()
+                    second = ins[a + 2:].decode()
+                    in_names = [name, second]
+                    slot = get_type(name)
+                    slot2 = get_type(second)
+                    ids = (0 if slot is None else id(slot.type), 0 if slot2 is None else id(slot2.type))
+                    in_skel = None if name and second else (bool(name), bool(second))
+                else:
+                    in_names = names_of(ins)
+                    ids = tuple([0 if (slot := get_type(name)) is None else id(slot.type) for name in in_names])
+                    in_skel = None if "" not in in_names else tuple(map(bool, in_names))
+                if outs and outs[1] + 2 == len(outs):
+                    out_bytes = outs[2:]
+                    out_name = out_bytes.decode()
+                    out_names = [out_name]
+                    out_skel = 1 if out_name else (False,)
+                else:
+                    out_name = out_bytes = None
+                    out_names = names_of(outs)
+                    out_skel = len(out_names) if "" not in out_names else tuple(map(bool, out_names))
+            except UnicodeDecodeError:
+                full(NodeView(nodes[k], k))
+                continue
+            id_key = (kind_bytes, ids, in_skel, out_skel)
+            found = by_id.get(id_key)
+            if found is None and float_tag in kind_bytes:  # a float attribute: its value masked
+                masked_key = (masked_kind(kind_bytes), ids, in_skel, out_skel)
+                found = by_masked.get(masked_key)
+            else:
+                masked_key = None
+            if found is None:
+                found = lookup(k, m, in_names, in_skel, out_skel, id_key, masked_key)
+                if found is None:  # (the full path took the node)
                     continue
-            elif len(by_id) < MAX_OUTCOMES:
-                by_id[id_key] = (hit, kind, in_types, None)
-        if type(hit) is dict:  # outcomes by the inputs' values (`value_signature`)
-            vsig = value_signature(scope, in_names)
-            entry = hit.get(vsig) if vsig is not None else None
-            if entry is None or _output_data_exists(entry[1], out_names, scope.shape_data):
-                _miss(scope, nodes, k, None, b"", None, None, None, kind, full, outcomes, by_shape, hit)
-            else:
-                _replay_valued(scope, entry, in_names, out_names, nodes, k)
-            continue
-        results, quiet, node_attrs, plain = hit
-        try:
-            if plain and out_name:  # `Scope.update_type` inlined: no fresh names to make, a new value
-                t = results[0]
-                if t is not None and t is not UNSET:
-                    if out_name in types:
-                        update_type(out_name, t)
-                    else:
-                        slot = new_slot(Slot)  # `Slot(t)` without its __init__
-                        slot.type = t
-                        slot.merged = None
-                        types[out_name] = slot
-                        if added is not None:
-                            added.append((out_bytes, slot))  # (its UTF-8 as read: what the write-back writes)
-                            if undefined and out_name in undefined:
-                                record.assigned[undefined[out_name]] = t
-            elif plain:
-                for name, t in zip(out_names, results):
-                    if name and t is not None and t is not UNSET:
-                        if name in types:
+            if found.by_values is not None:  # outcomes by the inputs' values (`value_signature`)
+                self._valued(k, found, in_names, out_names)
+                continue
+            results = found.results
+            plain = found.plain
+            try:
+                if plain and out_name:  # `Scope.update_type` inlined: no fresh names to make, a new value
+                    t = results[0]
+                    if t is not None and t is not UNSET:
+                        if out_name in types:
+                            update_type(out_name, t)
+                        else:
+                            # `Slot(t)` without its __init__ (a Python frame per new value):
+                            # measured with callgrind on check_model + infer_shapes + inspect of
+                            # a 30,000-node model, ``Slot(t)`` here cost 15.8M more instructions
+                            # (~500 a node, +0.6% of the whole run) than this.
+                            slot = new_slot(Slot)
+                            slot.type = t
+                            slot.merged = None
+                            types[out_name] = slot
+                            if added is not None:
+                                added.append((out_bytes, slot))  # (its UTF-8 as read: what the write-back writes)
+                                if undefined and out_name in undefined:
+                                    record.assigned[undefined[out_name]] = t
+                elif plain:
+                    for name, t in zip(out_names, results):
+                        if name and t is not None and t is not UNSET:
+                            if name in types:
+                                update_type(name, t)
+                                continue
+                            slot = Slot(t)
+                            types[name] = slot
+                            if added is not None:
+                                added.append((name, slot))
+                                if undefined and name in undefined:
+                                    record.assigned[undefined[name]] = t
+                else:
+                    for name, t in zip(out_names, results):
+                        if name:
                             update_type(name, t)
-                            continue
-                        slot = Slot(t)
-                        types[name] = slot
-                        if added is not None:
-                            added.append((name, slot))
-                            if undefined and name in undefined:
-                                record.assigned[undefined[name]] = t
-            else:
-                for name, t in zip(out_names, results):
-                    if name:
-                        update_type(name, t)
-            prop = kind[3]
-            if prop is not None and data_prop:
-                if quiet is None or quiet != data_signature(scope, in_names):
-                    # (Something to read, or not as on the node that computed the outcome.)
-                    if partial is not None or node_attrs is None:
-                        node_attrs = PartialAttrs(node_attrs or {}, frozenset(partial or ()), _Loader(nodes, k))
-                    prop(PropagationContext(SpanNode(kind[0], kind[1], in_names, out_names, node_attrs), scope))
-        except Exception as exc:  # noqa: BLE001 - sorted out as the full path sorts them
-            scope.node_failed(NodeView(nodes[k], k), None, exc)
+                prop = found.prop
+                if prop is not None and data_prop:
+                    outcome = found.outcome
+                    quiet = outcome.quiet
+                    if quiet is None or quiet != data_signature(scope, in_names):
+                        # (Something to read, or not as on the node that computed the outcome.)
+                        partial = found.partial
+                        node_attrs = outcome.attrs
+                        kind = found.kind
+                        if partial is not None or node_attrs is None:
+                            node_attrs = PartialAttrs(node_attrs or {}, frozenset(partial or ()), _Loader(nodes, k))
+                        prop(PropagationContext(SpanNode(kind.op_type, kind.domain, in_names, out_names, node_attrs),
+                                                scope))
+            except Exception as exc:  # noqa: BLE001 - sorted out as the full path sorts them
+                scope.node_failed(NodeView(nodes[k], k), None, exc)
+
+    def _lookup(self, k: int, m, in_names: list, in_skel, out_skel, id_key: tuple, masked_key) -> Found | None:
+        """Node ``k`` (its match ``m``) not found by the ids of its input types: its outcome by
+        the full key, else through the attributes its kind's rule looked up, else the full
+        path (`_miss`, None: nothing to replay)."""
+        scope = self.scope
+        get_type = scope.types.get
+        in_types = tuple([None if (slot := get_type(name)) is None else slot.type for name in in_names])
+        op, attrs, dom = m.group(4, 5, 6)
+        kinds = self.kinds
+        kind = kinds.get((op, dom), 0)
+        if kind == 0:
+            kind = kinds[(op, dom)] = _kind(scope, op, dom)
+        if kind is None:
+            self.full(NodeView(self.nodes[k], k))
+            return None
+        key = (op, dom, kind.version, attrs, in_types, in_skel, out_skel)
+        outcome = self.outcomes.get(key)
+        if outcome is not None:
+            found = Found(outcome, kind, in_types, None)
+            if len(self.by_id) < MAX_OUTCOMES:
+                self.by_id[id_key] = found
+            return found
+        # Not these attribute bytes: a node with the same attributes where the rule looked.
+        variants = self.by_shape.get(_shape_key(key))
+        items = attribute_items(attrs) if attrs and variants is not None else None
+        if items is not None and variants is not None:
+            through = self._by_variant(variants, items, kind, in_types, masked_key)
+            if through is not None:
+                return through
+        outcome = self._miss(k, kind, key, attrs, items, variants)
+        if outcome is not None and len(self.by_id) < MAX_OUTCOMES:
+            self.by_id[id_key] = Found(outcome, kind, in_types, None)
+        return None
+
+    def _by_variant(self, variants: list, items: dict, kind: OpKind, in_types: tuple, masked_key) -> Found | None:
+        """An outcome of a node whose attributes where its rule looked are ``items``' (by name)."""
+        for variant in variants:
+            outcome = variant.table.get(tuple([items.get(name) for name in variant.names]))
+            if outcome is not None:
+                found = Found(outcome, kind, in_types, variant.names)
+                if masked_key is not None and len(self.by_masked) < MAX_OUTCOMES and \
+                        not any(may_hold_float(items[name]) for name in variant.names if name in items):
+                    self.by_masked[masked_key] = found
+                return found
+        return None
+
+    def _valued(self, k: int, found: Found, in_names: list, out_names: list) -> None:
+        """Node ``k`` whose outcome depends on its inputs' values: replayed from the table
+        by `value_signature`, or (another signature, or an output with a value already:
+        the full path fails there) by the full path, its outcome added to the table."""
+        scope = self.scope
+        table = found.outcome.by_values
+        assert table is not None
+        vsig = value_signature(scope, in_names)
+        valued = table.get(vsig) if vsig is not None else None
+        if valued is None or output_data_exists(valued.additions, out_names, scope.shape_data):
+            self._miss(k, found.kind, None, b"", None, None, table)
+        else:
+            _replay_valued(scope, valued, in_names, out_names, self.nodes, k)
+
+    def _miss(self, k: int, kind: OpKind, key: tuple | None, attrs: bytes, items: dict | None,
+              variants: list | None, table: dict | None = None) -> Outcome | None:
+        """The full path for node ``k``; its outcome (None: not cacheable) is cached when it
+        is the kind's (see the module docstring): under ``key`` (None: not cached by key),
+        and under the attributes its rules looked up (``items``: the attributes' bytes by
+        name, if read already; ``variants``: the key's `Variant` list, if any).  An outcome
+        that depends on input values goes into a table by `value_signature` (``table``,
+        when one was found for the node's key).
+
+        ``keep`` is the engine's answer (`Scope.process_node`): ``[results, quiet]`` for a
+        plain outcome, ``[results, quiet, (value signature, additions, effects)]`` for
+        one by values, fewer items when the node is not cacheable."""
+        keep: list = []
+        view = _RecordingView(self.nodes[k], k)
+        self.full(view, keep)
+        if len(keep) == 3:
+            signature, additions, effects = keep[2]
+            valued = ValuedOutcome(keep[0], additions, effects)
+            if table is not None:
+                if len(table) < MAX_VALUE_OUTCOMES:
+                    table[signature] = valued
+                return None
+            outcome = Outcome(by_values={signature: valued})
+        elif len(keep) != 2 or table is not None:
+            return None
+        else:
+            outcome = None
+        outcomes = self.outcomes
+        if len(outcomes) >= MAX_OUTCOMES or key is None:
+            return None
+        node_attrs: Any = view._attrs
+        if outcome is None:
+            # The node's attributes (and so the node) are kept only for propagation on hits.
+            keep_attrs = kind.prop is not None and self.scope.run.options.data_prop
+            outcome = Outcome.of(keep[0], keep[1], node_attrs if keep_attrs else None)
+        outcomes[key] = outcome
+        if not attrs or kind.op_type == "Constant":  # (a Constant's value is read past the recorded attributes)
+            return outcome
+        read = set() if node_attrs is None else node_attrs.read
+        if read is None:
+            return outcome
+        if items is None:
+            items = attribute_items(attrs)
+            if items is None:
+                return outcome
+        known = tuple(sorted(read))
+        if variants is None:
+            variants = self.by_shape[_shape_key(key)] = []
+        for variant in variants:
+            if variant.names == known:
+                break
+        else:
+            if len(variants) >= MAX_VARIANTS:
+                return outcome
+            variant = Variant(known)
+            variants.append(variant)
+        variant.table[tuple([items.get(name) for name in known])] = outcome
+        return outcome
+
+
+def _shape_key(key: tuple) -> tuple:
+    """A full key without its attribute bytes (`NodePass.by_shape`)."""
+    return key[:3] + key[4:]
 
 
 def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
@@ -502,7 +418,7 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
 
     Key: op_type, domain, opset version, attribute bytes, the input types as the scope
     holds them, the outputs' types if they have one, which inputs and outputs are empty,
-    the inputs' values (`_symbolic_values`) and `symbolic.outcome_token()`.  Under one token the proven
+    the inputs' values (`outcomes.symbolic_values`) and `symbolic.outcome_token()`.  Under one token the proven
     equalities are fixed, so the resolved input types, the symbolic rule's result and
     `symbolic.propagate`'s values are functions of that key.  An outcome is stored only
     when the token did not change while its node was processed (a node that proved an
@@ -513,8 +429,6 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
     through `Scope.update_type` (fresh names in the same order), a Constant's value and
     the values propagation added (`Scope._finish_symbolic` records them).
     """
-    from ..checker.fastnodes import names_of, node_pattern  # noqa: PLC0415
-
     token = scope.run.options.symbolic.outcome_token
     outcomes = scope.run.outcomes
     if outcomes is None:
@@ -528,6 +442,7 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
     matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
     for k, m in enumerate(matches):
         if m is None:
+            declined("node", k, "not read by the node pattern")
             full(NodeView(nodes[k], k))
             continue
         ins, outs, op, attrs, dom = m.group(1, 2, 4, 5, 6)
@@ -540,14 +455,14 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
         kind = kinds.get((op, dom), 0)
         if kind == 0:
             kind = kinds[(op, dom)] = _kind(scope, op, dom)
-        vsig = _symbolic_values(scope, in_names, known_sigs) if kind is not None else None
+        vsig = symbolic_values(scope, in_names, known_sigs) if kind is not None else None
         if vsig is None or any(name in shape_data for name in out_names if name):
             full(NodeView(nodes[k], k))
             continue
         in_types = tuple([None if (slot := get_type(name)) is None else slot.type for name in in_names])
         out_types = tuple([None if (slot := get_type(name)) is None else slot.type for name in out_names])
         before = token()
-        key = ("symbolic", op, dom, kind[2], attrs, in_types, tuple(map(bool, in_names)),
+        key = ("symbolic", op, dom, kind.version, attrs, in_types, tuple(map(bool, in_names)),
                tuple(map(bool, out_names)), out_types, vsig, before)
         entry = outcomes.get(key)
         if entry is not None:
@@ -556,142 +471,28 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
         keep: list = []
         full(NodeView(nodes[k], k), keep)
         if len(keep) == 1 and token() == before and len(outcomes) < MAX_OUTCOMES:
-            outcomes[key] = keep[0]
+            outcomes[key] = ValuedOutcome(*keep[0])
 
 
-def _symbolic_values(scope, names, known_sigs: dict) -> tuple | None:
-    """The inputs' values as a key for `infer_nodes_symbolic`: per input, its constant's
-    key (`_symbolic_constant_key`) and its propagated value (a tuple of ints, dims and
-    None).  None for a sparse value or a value not a tuple.  ``known_sigs``: name ->
-    (constant, its key), per pass."""
-    return _input_values(scope, names, known_sigs, _symbolic_constant_key, _is_tuple)
-
-
-def _symbolic_constant_key(c):
-    """A constant's bytes without its name (`_unnamed_bytes`; equal bytes, equal value),
-    else its small int signature (`_const_signature`), else the constant object itself
-    (equal only to itself: the same initializer read by every layer; the key keeps it
-    alive, so its id is never reused meanwhile)."""
-    key = _unnamed_bytes(c.proto)
-    if key is None:
-        key = _const_signature(c)
-    return c if key is None else key
-
-
-def _is_tuple(v) -> bool:
-    return type(v) is tuple
-
-
-#: A constant's bytes longer than this are not a key (`_unnamed_bytes`).
-MAX_KEY_BYTES = 1024
-_NAME = 8  # TensorProto.name
-
-
-def _unnamed_bytes(proto) -> bytes | None:
-    """A TensorProto read from bytes: those bytes without its ``name`` fields (the value
-    does not depend on the name), or None (built in memory, long, or not plainly laid out)."""
-    span = exact_span(proto)
-    if span is None or span[2] - span[1] > MAX_KEY_BYTES:
-        return None
-    data = bytes(span[0][span[1]:span[2]])
-    end = len(data)
-    parts = [b"wire"]
-    pos = 0
-    try:
-        while pos < end:
-            f, after = read_field(data, pos, end)
-            if f.wire_type == SGROUP:
-                return None
-            if f.number != _NAME or f.wire_type != LEN:
-                parts.append(data[pos:after])
-            pos = after
-    except DecodeError:
-        return None
-    return b"".join(parts)
-
-
-def _output_data_exists(additions: tuple, out_names: list, shape_data: dict) -> bool:
-    """An output the cached propagation gives a value already has one (an error, as the full path finds)."""
-    return any(is_out and out_names[i] in shape_data for is_out, i, _value in additions)
-
-
-def _replay_valued(scope, entry: tuple, in_names: list, out_names: list, nodes, k: int) -> None:
+def _replay_valued(scope, valued: ValuedOutcome, in_names: list, out_names: list, nodes, k: int) -> None:
     """A value-keyed outcome, replayed in the full path's order: output types, the Constant's
     value, the propagated values (of outputs, and of inputs read through their types)."""
-    results, additions, effects = entry
     try:
-        for name, t in zip(out_names, results):
+        for name, t in zip(out_names, valued.results):
             if name:
                 scope.update_type(name, t)
+        effects = valued.effects
         if effects:
             out = out_names[0]
             for is_const, value in effects:
                 (scope.const_data if is_const else scope.sparse_data)[out] = value
+        additions = valued.additions
         if additions:
             shape_data = scope.shape_data
             for is_out, i, value in additions:
                 shape_data[(out_names if is_out else in_names)[i]] = value
     except Exception as exc:  # noqa: BLE001 - sorted out as the full path sorts them
         scope.node_failed(NodeView(nodes[k], k), None, exc)
-
-
-def _miss(scope, nodes, k: int, key: tuple | None, attrs: bytes, items, variants, shape_key: tuple | None, kind,
-          full, outcomes: dict, by_shape: dict, table: dict | None = None) -> Any:
-    """The full path for node ``k``, its outcome cached when it is the kind's (see the module
-    docstring): under its attribute bytes, and under the attributes its rules looked up.  An
-    outcome that depends on input values goes into a table by `value_signature` (``table``,
-    when one was found for the node's key)."""
-    keep: list = []
-    view = _RecordingView(nodes[k], k)
-    full(view, keep)
-    if len(keep) == 3:
-        valued, additions, effects = keep[2]
-        entry: Any = (keep[0], additions, effects)
-        if table is not None:
-            if len(table) < MAX_VALUE_OUTCOMES:
-                table[valued] = entry
-            return table
-        entry = {valued: entry}
-    elif len(keep) != 2 or table is not None:
-        return None
-    else:
-        entry = None
-    if len(outcomes) >= MAX_OUTCOMES or key is None:
-        return None
-    node_attrs: Any = view._attrs
-    if entry is None:
-        results = keep[0]
-        # The node's attributes (and so the node) are kept only for propagation on hits.
-        entry = (results, keep[1], node_attrs if kind[3] is not None and scope.run.options.data_prop else None,
-                 all(t is None or t is UNSET or _named(t) for t in results))
-    outcomes[key] = entry
-    if not attrs or kind[0] == "Constant":  # (a Constant's value is read past the recorded attributes)
-        return entry
-    read = set() if node_attrs is None else node_attrs.read
-    if read is None:
-        return entry
-    if items is None:
-        items = attribute_items(attrs)
-        if items is None:
-            return entry
-    known = tuple(sorted(read))
-    if variants is None:
-        variants = by_shape[shape_key] = []
-    for have, table in variants:
-        if have == known:
-            break
-    else:
-        if len(variants) >= MAX_VARIANTS:
-            return entry
-        table = {}
-        variants.append((known, table))
-    table[tuple([items.get(name) for name in known])] = entry
-    return entry
-
-
-def _named(t) -> bool:
-    """A tensor type with every dim known or named: `Scope.update_type` gives it no fresh name."""
-    return type(t) is TensorType and (t.shape is None or None not in t.shape)
 
 
 class _RecordingView(NodeView):
@@ -730,31 +531,21 @@ class _Loader:
 def nodes_with_graphs(graph, nodes):
     """The nodes of ``graph`` whose attributes may hold a graph, in order, or None (all of them).
 
-    A node the node pattern reads whose attributes `fastnodes.attribute_kinds` reads (or
-    that has none) holds no graph and, its attributes being well formed, would be read
-    without error: it is skipped.  Every other node is made, as before.
+    A node the node pattern reads whose attributes are plain (`nodes.has_no_graph`: they
+    hold no graph and, being well formed, would be read without error) is skipped.  Every
+    other node is made, as before.
     """
-    if len(nodes) < FAST_FROM:
-        return None
-    found = items_in_buffer(graph, "node")
+    found = fast_items(graph, "node", len(nodes))
     if found is None:
         return None
-    from ..checker.fastnodes import attribute_kinds, node_pattern  # noqa: PLC0415
-
     src, spans = found
     matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
-    picked = []
-    for k, m in enumerate(matches):
-        if m is not None:
-            attrs = m.group(5)
-            if not attrs or attribute_kinds(attrs) is not None:
-                continue
-        picked.append(k)
+    picked = [k for k, m in enumerate(matches) if m is None or not has_no_graph(m)]
     return (nodes[k] for k in picked)
 
 
-def _kind(scope, op: bytes, dom: bytes):
-    """``(op_type, domain, version, propagation function)`` of a cacheable operator, else None."""
+def _kind(scope, op: bytes, dom: bytes) -> OpKind | None:
+    """The `OpKind` of a cacheable operator, else None."""
     try:
         op_type = op[2:].decode()
         domain = dom[2:].decode() if dom else ""
@@ -768,7 +559,7 @@ def _kind(scope, op: bytes, dom: bytes):
         return None
     if type(fn) is not _PLAIN_FUNCTION:
         return None  # a registered Python function (`pyrules.PythonRule`) runs at every node
-    return op_type, domain, version, prop
+    return OpKind(op_type, domain, version, prop)
 
 
-_PLAIN_FUNCTION = type(_kind)
+_PLAIN_FUNCTION = type(_kind)  # our rules are plain functions; a `PythonRule` is not

@@ -5,7 +5,7 @@ the 75,000-node benchmark: most of the write-back's time).  When the graph's byt
 exactly what our encoder would write for it -- its fields in number order, each length
 and tag in its shortest form, nothing unknown, ``name`` and ``doc_string`` at most once
 -- the graph with its new entries is the same bytes with the entries' fields inserted
-after its last field numbered up to ``value_info`` (13).  So the new graph is opened
+after its last field numbered up to ``value_info``.  So the new graph is opened
 over those bytes and replaces the old one: nodes, initializers and all stay spans,
 saved as they are, and the result is byte for byte what appending gives.
 
@@ -27,6 +27,10 @@ from __future__ import annotations
 
 from wirefmt import encode_varint
 from wirefmt.message import exact_span
+from wirefmt.schema import LEN
+
+from .._wireview import fields as F
+from .._wireview.graphscan import insertion_point
 
 MAX_SPLICE_BYTES = 64 << 20
 #: Splice only a graph at most this many times the size of its new entries: copying and
@@ -34,70 +38,7 @@ MAX_SPLICE_BYTES = 64 << 20
 #: (measured: the 75,000-node graph, 4.6 MiB for 2 MiB of entries, gains; a decoder of
 #: 38 MiB for 0.5 MiB of entries loses).
 SPLICE_RATIO = 4
-_VALUE_INFO = 13
-_ONCE = (2, 10)  # name, doc_string: singular
-_GRAPH_FIELDS = frozenset((1, 2, 5, 10, 11, 12, 13, 14, 15, 16))  # GraphProto's, all length-delimited
-
-
-def _varint(src, pos: int, end: int) -> tuple:
-    """``(value, next)`` of a varint in its shortest form, or ``(None, pos)``."""
-    result = 0
-    shift = 0
-    start = pos
-    while pos < end and pos - start < 5:
-        b = src[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            if b == 0 and pos - start > 1:
-                return None, start  # padded: not the shortest form
-            return result, pos
-        shift += 7
-    return None, start
-
-
-def insertion_point(src, start: int, end: int) -> int | None:
-    """Where entries of field 13 go in a canonical GraphProto ``src[start:end]``, or None."""
-    pos = start
-    last = 0
-    at = start
-    seen = set()
-    while pos < end:
-        b = src[pos]
-        if b < 0x80:  # one-byte tags: fields 1 to 15
-            tag = b
-            pos += 1
-        else:
-            tag, pos = _varint(src, pos, end)
-            if tag is None:
-                return None
-        number = tag >> 3
-        if tag & 7 != 2 or number not in _GRAPH_FIELDS or number < last:
-            return None
-        if number in _ONCE:
-            if number in seen:
-                return None
-            seen.add(number)
-        last = number
-        b = src[pos] if pos < end else 0x80
-        if b < 0x80:
-            pos += 1 + b
-        else:
-            n, pos = _varint(src, pos, end)
-            if n is None:
-                return None
-            pos += n
-        if number <= _VALUE_INFO:
-            at = pos
-    return at if pos == end else None
-
-
-def _varint_size(n: int) -> int:
-    size = 1
-    while n >= 0x80:
-        n >>= 7
-        size += 1
-    return size
+_VALUE_INFO = F.GRAPH_VALUE_INFO_NUMBER
 
 
 def field_layout(g, start: int, end: int) -> tuple | None:
@@ -131,8 +72,8 @@ def field_layout(g, start: int, end: int) -> tuple | None:
         name = f.name
         if at is None and f.number > _VALUE_INFO:
             at = pos
-        tag = f.number << 3 | 2
-        tag_size = _varint_size(tag)
+        tag = f.number << 3 | LEN
+        tag_size = len(encode_varint(tag))
         if f.repeated and f.kind == MESSAGE:
             spans = item_spans(g, name)
             if spans is None:
@@ -142,7 +83,7 @@ def field_layout(g, start: int, end: int) -> tuple | None:
             if not spans:
                 continue
             lens = list(map(sub, spans[1::2], spans[0::2]))
-            if spans[0] != pos + tag_size + _varint_size(lens[0]):
+            if spans[0] != pos + tag_size + len(encode_varint(lens[0])):
                 return None
             heads = len(lens) * (tag_size + 1)
             big = max(lens)
@@ -225,11 +166,7 @@ def splice_value_infos(model, entries_bytes: bytes, entry_spans: list | None = N
     if at is None:
         return False
     n = end - start + len(entries_bytes)
-    head = bytearray([0x3A])  # ModelProto.graph (7): opened at a graph's depth in a model
-    while n >= 0x80:
-        head.append(n & 0x7F | 0x80)
-        n >>= 7
-    head.append(n)
+    head = bytes((F.MODEL_GRAPH,)) + encode_varint(n)  # ModelProto.graph: opened at a graph's depth in a model
     holder = loads(b"".join((head, src[start:at], entries_bytes, src[at:end])), "ModelProto")
     model.graph = holder.graph
     return True

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import struct
 
-from wirefmt import DecodeError, exact_span, read_varint
+from wirefmt import exact_span
 
+from .._wireview.tensorscan import tensor_values
 from ..limits import element_count as _bounded_count
 from ..limits import is_too_large
 from .dims import INT64_MAX
@@ -76,89 +77,35 @@ def parse_data(tensor, code: int) -> list:
     return got if got is not None else parse_data_slow(tensor, code)
 
 
-# TensorProto field numbers the fast path reads; any other field sends it to the slow path.
-_DIMS, _DATA_TYPE, _INT64_DATA, _NAME, _RAW_DATA, _DOC_STRING = 1, 2, 7, 8, 9, 12
-_TO_SIGNED = 1 << 64
-
-
 def read_small_fast(tensor, code: int) -> list | None:
     """The values of a small, well-formed tensor of type ``code``, read from its wire bytes.
 
     The decoder holds tens of thousands of tiny shape constants; going through the message
     (three presence tests, a packed-field decoder, a list copy) cost ~20 us each.  This
-    reads ``dims``, ``data_type``, ``int64_data`` and ``raw_data`` straight from the bytes
-    the tensor was read from, and answers only when the result is certain: any other field
-    (other typed data, external data, segments), any oddity (a negative dim, a type
-    mismatch, too few values, a malformed varint, a tensor changed in memory) gives None,
-    and `parse_data_slow` -- the one authority on errors -- decides.  Same values.
+    asks the tensor reader (`irmodel._wireview.tensorscan.tensor_values`: ``dims``,
+    ``data_type``, ``int64_data`` and ``raw_data`` straight from the bytes the tensor was
+    read from) and answers only when the result is certain: any other field (other typed
+    data, external data, segments), any oddity (a negative dim, a type mismatch, too few
+    values, a malformed varint, a tensor changed in memory) gives None, and
+    `parse_data_slow` -- the one authority on errors -- decides.  Same values.
     """
     span = exact_span(tensor)
     if span is None:
         return None
     buf, pos, end = span
-    dims: list = []
-    data_type = None
-    typed: list = []
-    raw = None
-    try:
-        while pos < end:
-            key = buf[pos]  # one-byte varints (every tag and length here, most values) inline
-            if key < 0x80:
-                pos += 1
-            else:
-                key, pos = read_varint(buf, pos, end)
-            number = key >> 3
-            wire = key & 7
-            if pos >= end:
-                return None
-            v = buf[pos]
-            if v < 0x80:
-                pos += 1
-            else:
-                v, pos = read_varint(buf, pos, end)
-            if wire == 0:
-                if number == _DIMS:
-                    dims.append(v - _TO_SIGNED if v >> 63 else v)
-                elif number == _DATA_TYPE:
-                    data_type = v
-                elif number == _INT64_DATA and code == INT64:
-                    typed.append(v - _TO_SIGNED if v >> 63 else v)
-                else:
-                    return None
-            elif wire == 2:
-                stop = pos + v
-                if stop > end:
-                    return None
-                if number == _RAW_DATA:
-                    raw = (pos, stop)
-                elif number == _DIMS or (number == _INT64_DATA and code == INT64):
-                    into = dims if number == _DIMS else typed
-                    while pos < stop:
-                        v = buf[pos]
-                        if v < 0x80:
-                            pos += 1
-                        else:
-                            v, pos = read_varint(buf, pos, stop)
-                        into.append(v - _TO_SIGNED if v >> 63 else v)
-                    if pos != stop:
-                        return None
-                elif number != _NAME and number != _DOC_STRING:
-                    return None
-                pos = stop
-            else:
-                return None
-    except DecodeError:
-        return None
-    if data_type != code:
+    read = tensor_values(buf, pos, end, code == INT64)
+    if read is None or read.data_type != code:
         return None
     n = 1
-    for d in dims:
+    for d in read.dims:
         if d < 0:
             return None
         n *= d
     if n > MAX_CONSTANT_ELEMENTS:
         return None
+    raw = read.raw
     if raw is None:
+        typed = read.int64_data
         return typed if len(typed) == n else None
     fmt, size, _ = _FORMATS[code]
     start, stop = raw

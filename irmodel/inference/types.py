@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from wirefmt import encode_varint
 
+from .._wireview import fields as F
+
 Dim = int | str | None
 Shape = tuple  # tuple[Dim, ...]
 
@@ -277,7 +279,8 @@ def _utf8(v) -> bytes:
     return v if type(v) is bytes else v.encode("utf-8", "surrogateescape")
 
 
-def _field(number: int, payload: bytes) -> bytes:
+def length_field(number: int, payload: bytes) -> bytes:
+    """A length-delimited field: its tag, the payload's length and the payload."""
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
@@ -285,12 +288,12 @@ def _shape_bytes(shape) -> bytes:
     out = []
     for d in shape:
         if type(d) is int:
-            body = b"\x08" + _varint(d)
+            body = F.DIM_VALUE_TAG + _varint(d)
         elif d is None:
             body = b""
         else:
-            body = _field(2, _utf8(d if type(d) is str else str(d)))
-        out.append(_field(1, body))
+            body = length_field(F.DIM_PARAM, _utf8(d if type(d) is str else str(d)))
+        out.append(length_field(F.DIM, body))
     return b"".join(out)
 
 
@@ -317,33 +320,33 @@ def _type_bytes(t) -> bytes:
     if kind is TensorType or kind is SparseTensorType:
         body = b""
         if t.elem is not None:
-            body += b"\x08" + _varint(t.elem)
+            body += F.ELEM_TYPE_TAG + _varint(t.elem)
         if t.shape is not None:
-            body += _field(2, _shape_bytes(t.shape))
-        return _field(1 if kind is TensorType else 8, body)
+            body += length_field(F.SHAPE, _shape_bytes(t.shape))
+        return length_field(F.TYPE_TENSOR if kind is TensorType else F.TYPE_SPARSE_TENSOR, body)
     if kind is SequenceType or kind is OptionalType:
-        body = b"" if t.elem is None else _field(1, _type_bytes(t.elem))
-        return _field(4 if kind is SequenceType else 9, body)
+        body = b"" if t.elem is None else length_field(F.SEQUENCE_ELEM, _type_bytes(t.elem))
+        return length_field(F.TYPE_SEQUENCE if kind is SequenceType else F.TYPE_OPTIONAL, body)
     if kind is MapType:
         body = b""
         if t.key is not None:
-            body += b"\x08" + _varint(t.key)
+            body += F.MAP_KEY_TAG + _varint(t.key)
         if t.value is not None:
-            body += _field(2, _type_bytes(t.value))
-        return _field(5, body)
+            body += length_field(F.MAP_VALUE, _type_bytes(t.value))
+        return length_field(F.TYPE_MAP, body)
     if kind is OpaqueType:
         body = b""
         if t.domain is not None:
-            body += _field(1, _utf8(t.domain))
+            body += length_field(F.OPAQUE_DOMAIN, _utf8(t.domain))
         if t.name is not None:
-            body += _field(2, _utf8(t.name))
-        return _field(7, body)
+            body += length_field(F.OPAQUE_NAME, _utf8(t.name))
+        return length_field(F.TYPE_OPAQUE, body)
     return b""
 
 
 def value_info_bytes(name: str, t) -> bytes:
     """A serialized `ValueInfoProto` with ``name`` and type ``t``."""
-    return _field(1, _utf8(name)) + _field(2, type_bytes(t))
+    return length_field(F.VALUE_INFO_NAME, _utf8(name)) + length_field(F.VALUE_INFO_TYPE, type_bytes(t))
 
 
 _SHORT = [bytes((n,)) for n in range(128)]  # one-byte varints
@@ -355,7 +358,7 @@ def value_infos_in_model_bytes(entries) -> bytes:
     So that many new entries are opened with one decode (`api._write_back`), at the
     depth a graph's entries have in a model.  Same bytes per entry as `value_info_bytes`.
     """
-    return _field(7, value_info_fields(entries))  # ModelProto.graph
+    return length_field(F.MODEL_GRAPH_NUMBER, value_info_fields(entries))
 
 
 def value_info_fields(entries, spans: list | None = None, slots: bool = False) -> bytes:
@@ -371,6 +374,7 @@ def value_info_fields(entries, spans: list | None = None, slots: bool = False) -
     slot's ``type`` (a `GraphRecord`'s ``added``, without a list of pairs made first).
     """
     short = _SHORT
+    type_tag, name_tag, value_info_tag = F.VALUE_INFO_TYPE_TAG, F.VALUE_INFO_NAME_TAG, F.GRAPH_VALUE_INFO_TAG
     # (id(type), name length) -> (type, head, field 2 with its tag, entry size, message size); type kept alive
     heads: dict = {}
     parts: list = []
@@ -394,10 +398,10 @@ def value_info_fields(entries, spans: list | None = None, slots: bool = False) -
             hit = heads.get((id(t), n))
             if hit is None:
                 tb = type_bytes(t)
-                field = b"\x12" + (short[len(tb)] if len(tb) < 128 else _varint(len(tb))) + tb
-                name_head = b"\x0a" + (short[n] if n < 128 else _varint(n))
+                field = type_tag + (short[len(tb)] if len(tb) < 128 else _varint(len(tb))) + tb
+                name_head = name_tag + (short[n] if n < 128 else _varint(n))
                 size = len(name_head) + n + len(field)
-                head = b"\x6a" + (short[size] if size < 128 else _varint(size)) + name_head  # value_info (13)
+                head = value_info_tag + (short[size] if size < 128 else _varint(size)) + name_head
                 hit = heads[(id(t), n)] = (t, head, field, len(head) - len(name_head) + size, size)
             last_t, last_n = t, n
         extend((hit[1], nb, hit[2]))

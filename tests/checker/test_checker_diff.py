@@ -60,7 +60,7 @@ def reference_models(node_corpus, data_corpus) -> list:
 
 
 @pytest.mark.slow
-def test_whole_corpus_same_verdict(node_corpus, data_corpus):
+def test_whole_corpus_same_verdict(node_corpus, data_corpus, fast_paths):
     count = 0
     for name, data in node_corpus:
         assert_same_verdict(data, name)

@@ -1,8 +1,8 @@
 """The checker's fast path over a graph's nodes and initializers (irmodel/checker/fastnodes.py)
 reports exactly what the full path reports: same codes, paths, names, messages, order.
 
-Each model is checked twice, with the fast path taken for every graph (``_FAST_FROM`` 1)
-and never (``_FAST_FROM`` above any graph), on the whole reference corpus, on the semantic
+Each model is checked twice, with the fast paths taken for every graph (``use_fast_paths(True, threshold=1)``)
+and never (``use_fast_paths(False)``), on the whole reference corpus, on the semantic
 mutants of tests/checker_mutants.py and on large generated graphs with problems sprinkled
 over many nodes and initializers; the verdict itself is the reference's (onnx.checker).
 """
@@ -16,7 +16,8 @@ import sys
 import pytest
 
 import irmodel
-from irmodel.checker import graph as checker_graph
+from irmodel._wireview.fastpath import use_fast_paths
+from irmodel.checker import fastnodes, graph as checker_graph
 from checker_mutants import MUTATORS
 from test_checker_diff import assert_same_verdict
 from repo_paths import REPO
@@ -25,7 +26,7 @@ PER_KIND = 40
 
 
 def _problems(data, monkeypatch, fast: bool, **kwargs) -> list | None:
-    monkeypatch.setattr(checker_graph, "_FAST_FROM", 1 if fast else 1 << 62)
+    use_fast_paths(fast, threshold=1)
     try:
         irmodel.check_model(data, **kwargs)
     except irmodel.ValidationError as exc:
@@ -144,7 +145,7 @@ def test_big_graphs_with_problems_same_problems(seed, monkeypatch):
         _sprinkle(model, rng, rng.choice([1, 3, 10]))
     data = model.SerializeToString()
     problems = assert_same_problems(data, monkeypatch, f"seed {seed}")
-    monkeypatch.setattr(checker_graph, "_FAST_FROM", 1)
+    use_fast_paths(True, threshold=1)
     assert_same_verdict(data, f"seed {seed}")
     if seed == 0:
         assert problems is None
@@ -171,21 +172,20 @@ def test_node_pattern_cache(tmp_path, monkeypatch):
     import re
 
     from irmodel._files import codecache
-    from irmodel.checker import fastnodes
 
     cache = codecache.FileCodeCache(str(tmp_path))
     monkeypatch.setattr(codecache, "DEFAULT", cache)
     source, sample = rb"((?:\x0a(?>\x01.|\x02..))*+)(\x22.)?", b"\x0a\x01a\x0a\x02bc\x22x"
     expected = re.compile(source, re.S).fullmatch(sample).groups()
-    first = codecache.compiled_pattern(fastnodes.PATTERN_NAME, source, re.S)
-    second = codecache.compiled_pattern(fastnodes.PATTERN_NAME, source, re.S)
+    first = codecache.compiled_pattern("node", source, re.S)
+    second = codecache.compiled_pattern("node", source, re.S)
     assert (cache.saved, cache.hits) == (1, 1)
     assert first.fullmatch(sample).groups() == second.fullmatch(sample).groups() == expected
     for entry in os.listdir(cache.directory):
         with open(os.path.join(cache.directory, entry), "wb") as fh:
             fh.write(b"\x00damaged")
-    assert codecache.compiled_pattern(fastnodes.PATTERN_NAME, source, re.S).fullmatch(sample).groups() == expected
-    other = codecache.compiled_pattern(fastnodes.PATTERN_NAME, source + b"?", re.S)  # another source: compiled for itself
+    assert codecache.compiled_pattern("node", source, re.S).fullmatch(sample).groups() == expected
+    other = codecache.compiled_pattern("node", source + b"?", re.S)  # another source: compiled for itself
     assert other.pattern == source + b"?"
 
 
@@ -212,7 +212,7 @@ def test_an_overlong_length_prefix_is_refused_on_both_paths(monkeypatch):
 
 def test_nodes_differing_only_in_float_attribute_values_share_one_verdict(monkeypatch):
     """A Gemm's alpha that differs at every node does not send every node to the full
-    path (`fastnodes.masked_floats`), and the problems stay the full path's."""
+    path (`irmodel._wireview.nodes.masked_floats`), and the problems stay the full path's."""
     from onnx import helper as oh
 
     model = _big_model(600, 3)
@@ -231,21 +231,21 @@ def test_nodes_differing_only_in_float_attribute_values_share_one_verdict(monkey
     problems = assert_same_problems(data, monkeypatch, "varying alpha")
     assert problems is not None and len(problems) == 1
     calls = []
-    kinds = checker_graph.attribute_kinds
+    kinds = fastnodes.attribute_kinds
 
     def counting(fields):
         calls.append(1)
         return kinds(fields)
 
-    monkeypatch.setattr(checker_graph, "_FAST_FROM", 64)
-    monkeypatch.setattr(checker_graph, "attribute_kinds", counting)
+    use_fast_paths(True)
+    monkeypatch.setattr(fastnodes, "attribute_kinds", counting)
     with pytest.raises(irmodel.ValidationError):
         irmodel.check_model(data)
     assert 0 < len(calls) < 12  # a few kinds, not one per Gemm
 
 
 def test_masked_floats_zeroes_only_a_float_value_after_a_name():
-    from irmodel.checker.fastnodes import masked_floats
+    from irmodel._wireview.nodes import masked_floats
 
     def attr(*fields: bytes) -> bytes:
         body = b"".join(fields)
@@ -274,7 +274,7 @@ def test_masked_floats_zeroes_only_a_float_value_after_a_name():
 
 
 def test_masked_kind_masks_the_attribute_fields_of_a_node_kind_only():
-    from irmodel.checker.fastnodes import masked_floats, masked_kind
+    from irmodel._wireview.nodes import masked_floats, masked_kind
 
     def field(tag: int, body: bytes) -> bytes:
         return bytes([tag, len(body)]) + body

@@ -130,7 +130,7 @@ def test_corpus_models_infer_exactly_as_the_reference(stripped, lenient_results)
 
 
 @pytest.mark.slow
-def test_corpus_models_in_strict_mode_with_type_checks_raise_where_the_reference_raises(stripped):
+def test_corpus_models_in_strict_mode_with_type_checks_raise_where_the_reference_raises(stripped, fast_paths):
     counts, diffs = _compare(stripped, True)
     assert not diffs, f"{len(diffs)} covered models differ: {diffs[:10]}"
     assert counts["equal"] > 2000, counts

@@ -3,8 +3,8 @@ full path's answers: the same bytes from `infer_shapes` (every type, every ``unk
 name in its order, the propagated values seen by later nodes), the same errors (strict
 mode's list with node index and name, ``check_type``'s hard errors).
 
-Each model is inferred twice, with the pass on for every graph (`FAST_FROM` lowered to
-0) and off (the full path for every node), and the results compared.  The models: the
+Each model is inferred twice, with the fast paths on for every graph
+(``use_fast_paths(True, threshold=0)``) and off (the full path for every node), and the results compared.  The models: the
 reference's node-test corpus with each graph's nodes repeated (the copy's nodes see the
 same input types, so they hit the cache and must replay its fresh names), generated
 models (`irmodel.fuzz.generate`), and hand-made ones where a later node of a cached kind
@@ -21,7 +21,9 @@ import pytest
 
 import irmodel
 from irmodel import helper
-from irmodel.inference import InferenceError, engine, infer_shapes, nodepass, slot
+from irmodel._wireview import nodes as wire_nodes
+from irmodel._wireview.fastpath import use_fast_paths
+from irmodel.inference import InferenceError, engine, infer_shapes, nodepass, outcomes, slot
 
 onnx = pytest.importorskip("onnx")
 
@@ -46,12 +48,13 @@ def both(data: bytes, monkeypatch, **kw):
         return _PROCESS_NODE(self, node, keep)
 
     monkeypatch.setattr(engine.Scope, "process_node", counted)
-    monkeypatch.setattr(nodepass, "FAST_FROM", 0)
+    use_fast_paths(True, threshold=0)
     fast = _outcome(data, **kw)
     fast_calls = calls[0]
     calls[0] = 0
-    monkeypatch.setattr(nodepass, "FAST_FROM", 1 << 62)
+    use_fast_paths(False)
     full = _outcome(data, **kw)
+    use_fast_paths(True)
     return fast, full, fast_calls, calls[0]
 
 
@@ -263,7 +266,7 @@ def test_collector_paused_for_the_pass_and_resumed(monkeypatch):
         helper.make_node("Relu" if i % 2 else "Neg", [f"r{i}"], [f"r{i + 1}"]) for i in range(12)]
     data = _model(nodes, [_vi("a", FLOAT, [2, "N"])])
     bad = _model([helper.make_node("Add", ["a", "b"], ["c"])], [_vi("a", FLOAT, [2]), _vi("b", FLOAT, [3])])
-    monkeypatch.setattr(nodepass, "FAST_FROM", 0)
+    use_fast_paths(True, threshold=0)
     monkeypatch.setattr(nodepass, "COLLECT_EVERY", 1)
     young = []
 
@@ -418,15 +421,10 @@ def test_large_graph_takes_the_pass_by_default(monkeypatch):
 def test_attribute_items():
     node = helper.make_node("Gemm", ["a", "b"], ["c"], alpha=0.5, transB=1)
     raw = irmodel.dumps(node)
-    m = nodepass_pattern().fullmatch(raw)
-    items = nodepass.attribute_items(m.group(5))
+    m = wire_nodes.node_pattern().fullmatch(raw)
+    items = wire_nodes.attribute_items(m.group(5))
     assert set(items) == {"alpha", "transB"}
-    assert nodepass.attribute_items(b"\x2a\x02\x0a\x80") is None  # a name's length past the end
-
-
-def nodepass_pattern():
-    from irmodel.checker.fastnodes import node_pattern
-    return node_pattern()
+    assert wire_nodes.attribute_items(b"\x2a\x02\x0a\x80") is None  # a name's length past the end
 
 
 # -- the write-back splice (`splice`): the bytes appending gives ---------------------------------
@@ -450,16 +448,16 @@ def _spliced_and_appended(data: bytes, monkeypatch, **kw):
     return spliced, appended, calls[0]
 
 
-def _field(number: int, payload: bytes) -> bytes:
-    from irmodel.inference.types import _field as field
+def length_field(number: int, payload: bytes) -> bytes:
+    from irmodel.inference.types import length_field as field
     return field(number, payload)
 
 
 def _graph_model(graph_fields: list) -> bytes:
     """A model (opset 18) whose graph is exactly these ``(number, bytes)`` fields, in this order."""
-    graph = b"".join(_field(n, v) for n, v in graph_fields)
-    opset = _field(8, b"\x10\x12")  # opset_import {version: 18}
-    return b"\x08\x08" + _field(7, graph) + opset  # ir_version 8
+    graph = b"".join(length_field(n, v) for n, v in graph_fields)
+    opset = length_field(8, b"\x10\x12")  # opset_import {version: 18}
+    return b"\x08\x08" + length_field(7, graph) + opset  # ir_version 8
 
 
 def _parts():
@@ -491,8 +489,8 @@ def test_splice_gives_the_appended_bytes(monkeypatch, layout, spliced):
         fields.append((20, b"?"))
     data = _graph_model(fields)
     if layout == "padded_length":  # the first node's length in two bytes: valid, not the shortest form
-        graph = b"\x0a" + bytes([len(relu) | 0x80, 0]) + relu + b"".join(_field(n, v) for n, v in fields[1:])
-        data = b"\x08\x08" + _field(7, graph) + _field(8, b"\x10\x12")
+        graph = b"\x0a" + bytes([len(relu) | 0x80, 0]) + relu + b"".join(length_field(n, v) for n, v in fields[1:])
+        data = b"\x08\x08" + length_field(7, graph) + length_field(8, b"\x10\x12")
     for kw in ({}, dict(data_prop=True)):
         a, b, calls = _spliced_and_appended(data, monkeypatch, **kw)
         assert a == b
@@ -525,8 +523,8 @@ def _layouts():
 def _padded(fields: list) -> bytes:
     """``_graph_model`` with the first field's length written in two bytes (valid, not shortest)."""
     number, payload = fields[0]
-    graph = bytes([number << 3 | 2, len(payload) | 0x80, 0]) + payload + b"".join(_field(n, v) for n, v in fields[1:])
-    return b"\x08\x08" + _field(7, graph) + _field(8, b"\x10\x12")
+    graph = bytes([number << 3 | 2, len(payload) | 0x80, 0]) + payload + b"".join(length_field(n, v) for n, v in fields[1:])
+    return b"\x08\x08" + length_field(7, graph) + length_field(8, b"\x10\x12")
 
 
 def _spliced_graph_state(g) -> dict:
@@ -579,7 +577,7 @@ def test_spliced_graph_without_a_scan_is_what_a_scan_gives(names, monkeypatch):
             assert irmodel.dumps(arithmetic) == irmodel.dumps(scanned)
             assert [vi.name for vi in arithmetic.graph.value_info][-len(names):] == names
             expected = irmodel.loads(data)
-            expected.graph.value_info.extend(irmodel.loads(_field(7, fields), "ModelProto").graph.value_info)
+            expected.graph.value_info.extend(irmodel.loads(length_field(7, fields), "ModelProto").graph.value_info)
             assert irmodel.dumps(arithmetic) == irmodel.dumps(expected)
 
 
@@ -600,7 +598,7 @@ def test_splice_falls_back_to_the_field_walk(monkeypatch):
         assert splice.splice_value_infos(model, fields, spans) == canonical, layout
         if canonical:
             expected = irmodel.loads(data)
-            expected.graph.value_info.extend(irmodel.loads(_field(7, fields), "ModelProto").graph.value_info)
+            expected.graph.value_info.extend(irmodel.loads(length_field(7, fields), "ModelProto").graph.value_info)
             assert irmodel.dumps(model) == irmodel.dumps(expected)
     relu, neg, x, declared, out, last = _parts()
     a, b, calls = _spliced_and_appended(_graph_model([(1, relu), (1, neg), (2, b"g"), (11, x)]), monkeypatch)
@@ -645,7 +643,7 @@ def test_splice_on_the_corpus(node_corpus, monkeypatch):
 
 def test_value_info_fields_match_one_entry_each():
     from irmodel.inference.types import TensorType, SequenceType, UNSET, value_info_bytes, value_info_fields
-    from irmodel.inference.types import _field as field
+    from irmodel.inference.types import length_field as field
     long_type = TensorType(1, tuple(f"dim_{i}" for i in range(40)))
     shared = TensorType(7, (2, "N"))
     entries = [("a", shared), ("b", shared), ("n" * 130, shared), ("é", long_type), ("\udcff", UNSET),
@@ -790,10 +788,10 @@ def test_value_signature():
     scope.const_data["c"] = engine.ConstTensor(_ints("c", [1, 2]))
     scope.const_data["f"] = engine.ConstTensor(_floats("f", [2]))
     scope.shape_data["s"] = (1, "N", None)
-    scope.shape_data["big"] = (1,) * (nodepass.MAX_SIGNED_VALUES + 1)
-    assert nodepass.value_signature(scope, ["c", "s", "", "x"]) == (
+    scope.shape_data["big"] = (1,) * (outcomes.MAX_SIGNED_VALUES + 1)
+    assert outcomes.value_signature(scope, ["c", "s", "", "x"]) == (
         ((INT64, (2,), (1, 2)), None), (None, (1, "N", None)), (None, None), (None, None))
-    assert nodepass.value_signature(scope, ["c", "f"]) is None
-    assert nodepass.value_signature(scope, ["big"]) is None
+    assert outcomes.value_signature(scope, ["c", "f"]) is None
+    assert outcomes.value_signature(scope, ["big"]) is None
     scope.const_data["c"] = engine.ConstTensor(_ints("c", [3, 4]))  # a new constant: signed anew
-    assert nodepass.value_signature(scope, ["c"]) == (((INT64, (2,), (3, 4)), None),)
+    assert outcomes.value_signature(scope, ["c"]) == (((INT64, (2,), (3, 4)), None),)

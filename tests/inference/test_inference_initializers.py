@@ -11,8 +11,10 @@ import pytest
 
 import irmodel
 from irmodel import helper
+from irmodel._wireview import tensorscan
+from irmodel._wireview.fastpath import use_fast_paths
 from irmodel.inference import InferenceError, infer_shapes, initializers
-from irmodel.inference.types import _field
+from irmodel.inference.types import length_field
 
 FLOAT, INT64, INT32 = 1, 7, 6
 
@@ -35,10 +37,11 @@ def _both(data: bytes, monkeypatch, **kw):
         real(self, *args)
 
     monkeypatch.setattr(initializers.LazyConstant, "__init__", counted)
-    monkeypatch.setattr(initializers, "FAST_FROM", 0)
+    use_fast_paths(True, threshold=0)
     fast = _outcome(data, **kw)
-    monkeypatch.setattr(initializers, "FAST_FROM", 1 << 62)
+    use_fast_paths(False)
     full = _outcome(data, **kw)
+    use_fast_paths(True)
     return fast, full, calls[0]
 
 
@@ -48,8 +51,8 @@ def _model_with_initializer_bytes(nodes, inputs, outputs, tensors: list) -> byte
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
     data = irmodel.dumps(m)
     model = irmodel.loads(data)
-    graph = irmodel.dumps(model.graph) + b"".join(_field(5, t) for t in tensors)
-    model.graph = irmodel.loads(_field(7, graph), "ModelProto").graph
+    graph = irmodel.dumps(model.graph) + b"".join(length_field(5, t) for t in tensors)
+    model.graph = irmodel.loads(length_field(7, graph), "ModelProto").graph
     return irmodel.dumps(model)
 
 
@@ -151,7 +154,7 @@ def _tensor_bytes(fields: list) -> bytes:
     out = []
     for n, v in fields:
         if isinstance(v, bytes):
-            out.append(_field(n, v))
+            out.append(length_field(n, v))
             continue
         if v < 0:
             v += 1 << 64
@@ -181,10 +184,10 @@ def test_raw_data_checked_from_its_head_only():
 
     read: list = []
     payload = b"\0" * 300
-    src = Recording(b"xx\x4a\xac\x02" + payload)
-    assert initializers._raw_data_to_end(src, 2, len(src))
-    assert read == [2, 3, 4]
-    assert not initializers._raw_data_to_end(src, 2, len(src) - 1)
-    assert not initializers._raw_data_to_end(src, 1, len(src))
-    assert initializers._raw_data_to_end(src, len(src), len(src))
-    assert not initializers._raw_data_to_end(b"\x4a" + b"\x80" * 11, 0, 12)  # no end to the length
+    head = b"\x08\x96\x01\x10\x02\x42\x01w"  # dims [150], data_type 2, name "w"
+    src = Recording(head + b"\x4a\xac\x02" + payload)
+    assert [h.name for h in tensorscan.initializer_heads(src, [0, len(src)])] == ["w"]
+    assert max(i for i in read if type(i) is int) < len(head) + 3  # the tag and its two-byte length
+    for data in (head + b"\x4a\xac\x02" + payload[1:], head + b"\x12\x00", head + b"\x4a" + b"\x80" * 11):
+        assert list(tensorscan.initializer_heads(data, [0, len(data)])) == [None]
+    assert [h.name for h in tensorscan.initializer_heads(head, [0, len(head)])] == ["w"]

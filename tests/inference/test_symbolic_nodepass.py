@@ -1,6 +1,6 @@
 """The node pass in symbolic mode (`nodepass.infer_nodes_symbolic`) gives the full path's
 answers: `infer_shapes(..., symbolic=True)` writes the same bytes with the pass on for
-every graph (`FAST_FROM` lowered to 0) and off, on the decoders the symbolic tests build,
+every graph (`use_fast_paths(True, threshold=0)`) and off, on the decoders the symbolic tests build,
 on the reference's node-test corpus with each graph's nodes repeated, and on models where
 an equality proven late must change what later nodes of a cached kind give.
 """
@@ -11,7 +11,8 @@ import pytest
 
 import irmodel
 from irmodel import helper as h
-from irmodel.inference import nodepass
+from irmodel._wireview.fastpath import FAST_FROM
+from irmodel.inference import nodepass, outcomes
 from irmodel.inference.types import type_from_proto
 from symbolic_models import decoder_model
 from test_inference_fastpath import _doubled, assert_doubled_agree, both
@@ -112,7 +113,7 @@ def test_an_equality_proven_by_a_node_of_a_cached_kind(monkeypatch):
 
 
 def test_symbolic_pass_is_on_by_default_for_large_graphs(monkeypatch):
-    """At the default `FAST_FROM` the decoder's later layers are replayed, not inferred."""
+    """At the default `fastpath.FAST_FROM` the decoder's later layers are replayed, not inferred."""
     from irmodel.inference import engine
 
     calls = [0]
@@ -124,7 +125,7 @@ def test_symbolic_pass_is_on_by_default_for_large_graphs(monkeypatch):
 
     monkeypatch.setattr(engine.Scope, "process_node", counted)
     model = decoder_model(8, 18, True)
-    assert len(model.graph.node) >= nodepass.FAST_FROM
+    assert len(model.graph.node) >= FAST_FROM
     irmodel.infer_shapes(irmodel.loads(irmodel.dumps(model)), symbolic=True)
     assert 0 < calls[0] < len(model.graph.node) // 2
 
@@ -147,5 +148,5 @@ def test_constants_keyed_by_value_without_their_names(monkeypatch):
             assert shape == tuple(target)
     assert types["r5"].shape[1] == 6 and types["r6"].shape[0] == 3
     inits = irmodel.loads(data).graph.initializer
-    first = nodepass._unnamed_bytes(inits[0])
-    assert first is not None and first == nodepass._unnamed_bytes(inits[1]) != nodepass._unnamed_bytes(inits[2])
+    first = outcomes._unnamed_bytes(inits[0])
+    assert first is not None and first == outcomes._unnamed_bytes(inits[1]) != outcomes._unnamed_bytes(inits[2])

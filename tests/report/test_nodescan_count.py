@@ -17,7 +17,9 @@ from onnx import helper as oh
 
 import irmodel
 from irmodel._files import codecache
-from irmodel._wireview import nodescan
+from irmodel._wireview import nodescan, patterns
+from irmodel._wireview.fastpath import FAST_FROM
+from irmodel._wireview.nodes import node_op
 from irmodel._report.summary import Census, summarize
 from wirefmt import DecodeError
 from test_summary_stream import _both
@@ -30,16 +32,17 @@ def _pattern(tmp_path_factory):
     """The node pattern compiled into a cache of the test's own (whatever the user's
     cache holds, or whether there is one)."""
     cache = codecache.FileCodeCache(str(tmp_path_factory.mktemp("cache")))
-    saved = list(nodescan._PATTERNS)
+    saved = dict(patterns._COMPILED)
     source_cache = codecache.DEFAULT
     codecache.DEFAULT = cache
-    nodescan._PATTERNS.clear()
+    patterns.forget()
     try:
-        assert nodescan.run_pattern() is not None
+        assert patterns.compiled("node-run") is not None
         yield
     finally:
         codecache.DEFAULT = source_cache
-        nodescan._PATTERNS[:] = saved
+        patterns.forget()
+        patterns._COMPILED.update(saved)
 
 
 def _varint(n: int) -> bytes:
@@ -72,7 +75,7 @@ def _one_by_one(src, spans, depth=2) -> tuple:
     counts: dict = {}
     walk = []
     for i in range(0, len(spans), 2):
-        op = nodescan.node_op(src, spans[i], spans[i + 1], depth)
+        op = node_op(src, spans[i], spans[i + 1], depth)
         if op is None:
             walk.append(i >> 1)
         else:
@@ -157,9 +160,9 @@ def test_runs_whose_matches_are_not_their_nodes_are_read_node_by_node(how):
 
 def test_short_runs_and_no_cache_take_node_op_alone():
     src, spans = _run(_PLAIN * 2)
-    assert len(spans) < 2 * nodescan.MIN_RUN
+    assert len(spans) < 2 * FAST_FROM
     assert nodescan.count_ops(src, spans, 2) == _one_by_one(src, spans)
-    nodescan._PATTERNS[:] = [None]  # as without a code cache
+    patterns._COMPILED["node-run"] = None  # as without a code cache
     src, spans = _run(_PLAIN * 20)
     assert nodescan.count_ops(src, spans, 2) == _one_by_one(src, spans)
 
@@ -174,7 +177,7 @@ _FIELD = st.one_of(
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @pytest.mark.slow
-@given(st.lists(st.lists(_FIELD, max_size=5).map(b"".join), min_size=nodescan.MIN_RUN, max_size=90),
+@given(st.lists(st.lists(_FIELD, max_size=5).map(b"".join), min_size=FAST_FROM, max_size=90),
        st.sampled_from([b"", b"\x0a\x00", _ld(2, b"n"), b"\x0a\x03\x22\x01A"]), st.sets(st.integers(0, 89)))
 def test_any_run_of_node_bytes_is_counted_as_node_op_counts_it(nodes, junk, where):
     _same(nodes)
@@ -313,12 +316,12 @@ def test_a_pattern_is_not_compiled_where_it_cannot_be_kept(tmp_path):
 
 def test_without_a_code_cache_a_large_graph_is_read_node_by_node(tmp_path):
     data = _large_model().SerializeToString()
-    code = ("import sys, irmodel\nfrom irmodel._report.summary import summarize\nfrom irmodel._wireview import nodescan\n"
+    code = ("import sys, irmodel\nfrom irmodel._report.summary import summarize\nfrom irmodel._wireview import patterns\n"
             f"s = summarize(irmodel.loads({data!r}))\n"
-            "print(repr(('re' in sys.modules, nodescan._PATTERNS, sorted(s['op_types'].items()))))")
+            "print(repr(('re' in sys.modules, patterns._COMPILED.get('node-run', 'absent'), sorted(s['op_types'].items()))))")
     proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, codecache.ENV: ""}, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    imported_re, patterns, ops = eval(proc.stdout.strip().splitlines()[-1])  # noqa: S307 - our own repr
-    assert not imported_re and patterns == [None]
+    imported_re, pattern, ops = eval(proc.stdout.strip().splitlines()[-1])  # noqa: S307 - our own repr
+    assert not imported_re and pattern is None
     assert ops == sorted(summarize(irmodel.loads(data))["op_types"].items())

@@ -14,6 +14,7 @@ from onnx import helper as oh
 
 import irmodel
 from irmodel._report.summary import Census, summarize
+from irmodel._wireview.fastpath import use_fast_paths
 from irmodel._wireview.tensorscan import tensor_header
 from wirefmt import DecodeError
 
@@ -63,10 +64,12 @@ def _both(data: bytes, base_dir: str | None = None) -> tuple:
     """(bytes-path summary, message-path summary), or the error each raised."""
     out = []
     for stream in (True, False):
+        use_fast_paths(stream, threshold=1)
         try:
-            out.append(summarize(irmodel.loads(data), base_dir=base_dir, stream=stream))
+            out.append(summarize(irmodel.loads(data), base_dir=base_dir))
         except Exception as exc:  # noqa: BLE001
             out.append((type(exc).__name__, str(exc)))
+    use_fast_paths(True)
     return tuple(out)
 
 

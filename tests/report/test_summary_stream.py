@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from onnx import helper as oh
 
 import irmodel
-from irmodel._wireview.nodescan import node_op
+from irmodel._wireview.nodes import node_op
 from irmodel._report.summary import Census, summarize
+from irmodel._wireview.fastpath import use_fast_paths
 from wirefmt import DecodeError
 
 
@@ -22,10 +23,12 @@ def _both(data: bytes) -> tuple:
     failure is the full path's)."""
     out = []
     for stream in (True, False):
+        use_fast_paths(stream, threshold=1)
         try:
-            out.append(summarize(irmodel.loads(data), base_dir=None, stream=stream))
+            out.append(summarize(irmodel.loads(data), base_dir=None))
         except Exception as exc:  # noqa: BLE001
             out.append((type(exc).__name__, str(exc)))
+    use_fast_paths(True)
     return tuple(out)
 
 
@@ -49,7 +52,7 @@ def test_streamed_summary_equals_the_full_walk_on_the_wheel_models(data_corpus):
     assert [p for p, d in models if (lambda s: s[0] != s[1])(_both(d))] == []
 
 
-def test_streamed_histogram_matches_the_reference_nodes(node_corpus):
+def test_streamed_histogram_matches_the_reference_nodes(node_corpus, fast_paths):
     for name, data in node_corpus[::20]:
         ref = onnx.load_from_string(data)
         expected: dict = {}
