@@ -86,6 +86,8 @@ def test_the_expected_failures_are_read_from_the_table_rows(tmp_path):
     doc.write_text("| test | what |\n|---|---|\n| `x_test.py::A::b[1-2]` | why |\n"
                    "| `x_test.py` | whole file |\n| `not a test` | - |\ntext `y_test.py::c`\n")
     assert runner.expected_failures(str(doc)) == ["x_test.py::A::b[1-2]", "x_test.py"]
+    run = runner.FileRun({"x_test.py::A::b[1-2]": "failed", "x_test.py::A::b1": "failed"}, {})
+    assert runner.judge("x_test.py", run, ["x_test.py::A::b[1-2]"]).unexpected_failures == ["x_test.py::A::b1"]
 
 
 def test_the_version_fetched_is_the_one_setup_cfg_pins():

@@ -73,6 +73,11 @@ class _IrmodelFinder(importlib.abc.MetaPathFinder):
     """``onnx.X`` is ``irmodel.X``; anything irmodel lacks is an import error, never onnx's."""
 
     def find_spec(self, fullname: str, path: object = None, target: object = None):
+        if fullname.startswith("irmodel.") and fullname[8:] in _STAND_INS:
+            # ``from onnx import X`` asks for ``irmodel.X`` (the package's own name).
+            if importlib.machinery.PathFinder.find_spec(fullname, irmodel.__path__) is not None:
+                return None
+            return importlib.machinery.ModuleSpec(fullname, _SameModuleLoader(_StandIn("onnx." + fullname[8:])))
         if not fullname.startswith(_PREFIX):
             return None
         module = _irmodel_module(fullname[len(_PREFIX):])

@@ -1,0 +1,69 @@
+"""onnx's formats and load/save functions: protobuf, JSON and text proto, against protobuf's own."""
+
+from __future__ import annotations
+
+import io
+import json
+import warnings
+
+import pytest
+
+import irmodel
+from irmodel import serialization
+
+
+@pytest.fixture(scope="module")
+def models():
+    from onnx.backend.test.case import node
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = node.collect_testcases(None)
+    return [c.model for c in cases[::7]]  # every 7th: all kinds of attributes, quickly
+
+
+def test_text_proto_is_protobufs_text_byte_for_byte_and_reads_back(models):
+    from google.protobuf import text_format
+
+    fmt = serialization.registry.get("textproto")
+    for model in models:
+        data = model.SerializeToString()
+        expected = text_format.MessageToString(model)
+        assert fmt.serialize_proto(irmodel.loads(data)).decode() == expected
+        assert fmt.deserialize_proto(expected, irmodel.ModelProto()).SerializeToString() == data
+
+
+def test_json_is_protobufs_json(models):
+    from google.protobuf import json_format
+
+    fmt = serialization.registry.get("json")
+    for model in models[:40]:
+        data = model.SerializeToString()
+        ours = fmt.serialize_proto(irmodel.loads(data))
+        assert json.loads(ours) == json.loads(json_format.MessageToJson(model, preserving_proto_field_name=True))
+        assert fmt.deserialize_proto(ours, irmodel.ModelProto()).SerializeToString() == data
+
+
+@pytest.mark.parametrize("fmt", ["protobuf", "textproto", "json"])
+def test_save_and_load_through_each_format_and_extension(tmp_path, models, fmt):
+    model = irmodel.loads(models[0].SerializeToString())
+    extension = {"protobuf": ".onnx", "textproto": ".textproto", "json": ".json"}[fmt]
+    path = tmp_path / f"m{extension}"
+    irmodel.save_model(model, path)  # the format from the extension
+    assert irmodel.load_model(path).SerializeToString() == model.SerializeToString()
+    buf = io.BytesIO()
+    irmodel.save_model(model, buf, format=fmt)
+    assert irmodel.load_model_from_string(buf.getvalue(), fmt).SerializeToString() == model.SerializeToString()
+
+
+def test_unknown_formats_and_bad_text_raise_value_errors():
+    with pytest.raises(ValueError, match="Unsupported format: 'nope'"):
+        serialization.registry.get("nope")
+    fmt = serialization.registry.get("textproto")
+    for bad in ("ir_version: x", "graph {", "no_such_field: 1", "graph { node { op_type: 'a\\q' } }", "@"):
+        with pytest.raises(ValueError):
+            fmt.deserialize_proto(bad, irmodel.ModelProto())
+    with pytest.raises(ValueError):
+        fmt.deserialize_proto("graph { " * 200, irmodel.ModelProto())  # deeper than the limit, no RecursionError
+    with pytest.raises(TypeError):
+        serialization.registry.get("protobuf").deserialize_proto("text", irmodel.ModelProto())
