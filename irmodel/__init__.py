@@ -24,8 +24,9 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
                           check_value_info)
     from .external_data import (ExternalDataInfo, load_external_data_for_model,
                                 load_external_data_for_tensor, read_external_data, uses_external_data)
-    from .external_write import (convert_model_from_external_data, convert_model_to_external_data,
-                                 save_with_external_data, set_external_data, write_external_data_tensors)
+    from .external_data_helper import convert_model_from_external_data
+    from .external_write import (convert_model_to_external_data, save_with_external_data, set_external_data,
+                                 write_external_data_tensors)
     from .inference import InferenceError, infer_node_outputs, infer_shapes, infer_shapes_path
     from . import codecache, errors, io, messages, origin, proto
     from .errors import DecodeError, EncodeError, ExternalDataError, SourceChangedError, ValidationError
@@ -91,9 +92,9 @@ _LAZY_NAMES = {
                     "inference"),
     **dict.fromkeys(("ExternalDataInfo", "load_external_data_for_model", "load_external_data_for_tensor",
                      "read_external_data", "uses_external_data"), "external_data"),
-    **dict.fromkeys(("convert_model_from_external_data", "convert_model_to_external_data",
-                     "save_with_external_data", "set_external_data", "write_external_data_tensors"),
-                    "external_write"),
+    **dict.fromkeys(("convert_model_to_external_data", "save_with_external_data", "set_external_data",
+                     "write_external_data_tensors"), "external_write"),
+    "convert_model_from_external_data": "external_data_helper",
     "helper": "helper",
     **dict.fromkeys(("DecodeError", "EncodeError", "ValidationError", "ExternalDataError",
                      "SourceChangedError"), "errors"),

@@ -41,6 +41,11 @@ def _scalar_tensor(t: Any) -> str:
 
 def printable_attribute(attr: Any, subgraphs: bool = False) -> str | tuple[str, list]:
     """``name = value`` of an attribute; with ``subgraphs``, also the graphs it holds."""
+    text, graphs = _attribute_and_graphs(attr)
+    return (text, graphs) if subgraphs else text
+
+
+def _attribute_and_graphs(attr: Any) -> tuple[str, list]:
     graphs: list = []
     if attr.HasField("f"):
         value = _float(attr.f)
@@ -74,8 +79,7 @@ def printable_attribute(attr: Any, subgraphs: bool = False) -> str | tuple[str, 
         graphs.extend(attr.graphs)
     else:
         value = "<Unknown>"
-    text = f"{attr.name} = {value}"
-    return (text, graphs) if subgraphs else text
+    return f"{attr.name} = {value}", graphs
 
 
 def printable_dim(dim: Any) -> str:
@@ -109,17 +113,21 @@ def printable_tensor_proto(t: Any) -> str:
 
 def printable_node(node: Any, prefix: str = "", subgraphs: bool = False) -> str | tuple[str, list]:
     """``%out = Op[attrs](%in)``; with ``subgraphs``, also the graphs its attributes hold."""
+    text, graphs = _node_and_graphs(node, prefix)
+    return (text, graphs) if subgraphs else text
+
+
+def _node_and_graphs(node: Any, prefix: str) -> tuple[str, list]:
     graphs: list = []
     attrs = []
     for attr in node.attribute:
-        text, held = printable_attribute(attr, subgraphs=True)
+        text, held = _attribute_and_graphs(attr)
         attrs.append(text)
         graphs.extend(held)
     call = node.op_type + (f"[{', '.join(sorted(attrs))}]" if len(node.attribute) else "")
     call += "(" + ", ".join(f"%{n}" for n in node.input) + ")"
     outputs = ", ".join(f"%{n}" for n in node.output)
-    text = prefix + (f"{outputs} = {call}" if outputs else call)
-    return (text, graphs) if subgraphs else text
+    return prefix + (f"{outputs} = {call}" if outputs else call), graphs
 
 
 def printable_graph(graph: Any, prefix: str = "") -> str:
@@ -152,7 +160,7 @@ def printable_graph(graph: Any, prefix: str = "") -> str:
     lines.append(prefix + " ".join(header + ["{"]))
     subgraphs: list = []
     for node in graph.node:
-        text, held = printable_node(node, prefix + "  ", subgraphs=True)
+        text, held = _node_and_graphs(node, prefix + "  ")
         lines.append(text)
         subgraphs.extend(held)
     tail = "return" + (" " + ", ".join(f"%{o.name}" for o in graph.output) if len(graph.output) else "")

@@ -21,7 +21,8 @@ from .errors import ExternalDataError
 from .external_data import (ALLOWED_KEYS as _ALLOWED_EXTERNAL_DATA_KEYS, ExternalDataInfo,  # noqa: F401
                             _get_all_tensors, _get_attribute_tensors, _get_initializer_tensors,
                             load_external_data_for_model, load_external_data_for_tensor, uses_external_data)
-from .external_write import (_checked_target, _is_valid_filename, convert_model_from_external_data,  # noqa: F401
+from .external_write import (_checked_target, _is_valid_filename,  # noqa: F401
+                             convert_model_from_external_data as _convert_from_external_data,
                              convert_model_to_external_data, remove_external_data_field, set_external_data,
                              write_external_data_tensors)
 
@@ -39,6 +40,25 @@ __all__ = [
 #: (zero-filled): the alignment gap between tensors sharing a file is below one boundary,
 #: and a larger gap would be an allocation sized by an untrusted offset.
 _MAX_EXTERNAL_DATA_PADDING = 64 * 1024
+
+
+def convert_model_from_external_data(model: Any) -> None:
+    """Make every external tensor inline again: its data in ``raw_data``, its
+    ``external_data`` entries gone.
+
+    onnx's loaded models already hold their external data in ``raw_data``; irmodel's keep
+    it in the files until read, so the data of a model loaded from a file (with external
+    data) is read in here first.  ValueError for a tensor with neither.
+    """
+    from .origin import origin_of  # noqa: PLC0415
+
+    origin = origin_of(model)
+    if origin is not None and origin.load_external and origin.base_dir:
+        from .external_data import external_tensors  # noqa: PLC0415
+
+        for tensor in [t for t in external_tensors(model) if not t.HasField("raw_data")]:
+            load_external_data_for_tensor(tensor, origin.base_dir)
+    _convert_from_external_data(model)
 
 
 def save_external_data(tensor: Any, base_path: str) -> None:

@@ -12,7 +12,7 @@ irmodel`` never imports it).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -88,13 +88,14 @@ def _sparse_to_array(sparse: Any) -> np.ndarray:
 
 def to_list(sequence: SequenceProto) -> list[Any]:
     """A SequenceProto's elements as a Python list (arrays, lists or dicts)."""
-    read = {SequenceProto.TENSOR: ("tensor_values", to_array),
-            SequenceProto.SPARSE_TENSOR: ("sparse_tensor_values", _sparse_to_array),
-            SequenceProto.SEQUENCE: ("sequence_values", to_list),
-            SequenceProto.MAP: ("map_values", to_dict)}.get(sequence.elem_type)
-    if read is None:
+    read: dict[int, tuple[str, Callable[[Any], Any]]] = {
+        SequenceProto.TENSOR: ("tensor_values", to_array),
+        SequenceProto.SPARSE_TENSOR: ("sparse_tensor_values", _sparse_to_array),
+        SequenceProto.SEQUENCE: ("sequence_values", to_list),
+        SequenceProto.MAP: ("map_values", to_dict)}
+    if sequence.elem_type not in read:
         raise TypeError("The element type in the input sequence is not supported.")
-    field, convert = read
+    field, convert = read[sequence.elem_type]
     return [convert(v) for v in getattr(sequence, field)]
 
 
@@ -177,11 +178,12 @@ def from_dict(dict_: dict[Any, Any], name: str | None = None) -> MapProto:
 
 def to_optional(optional: OptionalProto) -> Any | None:
     """An OptionalProto's value: None when empty, else an array, list or dict."""
-    read = {OptionalProto.TENSOR: ("tensor_value", to_array),
-            OptionalProto.SPARSE_TENSOR: ("sparse_tensor_value", _sparse_to_array),
-            OptionalProto.SEQUENCE: ("sequence_value", to_list),
-            OptionalProto.MAP: ("map_value", to_dict),
-            OptionalProto.OPTIONAL: ("optional_value", to_optional)}
+    read: dict[int, tuple[str, Callable[[Any], Any]]] = {
+        OptionalProto.TENSOR: ("tensor_value", to_array),
+        OptionalProto.SPARSE_TENSOR: ("sparse_tensor_value", _sparse_to_array),
+        OptionalProto.SEQUENCE: ("sequence_value", to_list),
+        OptionalProto.MAP: ("map_value", to_dict),
+        OptionalProto.OPTIONAL: ("optional_value", to_optional)}
     if optional.elem_type == OptionalProto.UNDEFINED:
         return None
     if optional.elem_type not in read:
@@ -203,8 +205,8 @@ def from_optional(opt: Any | None, name: str | None = None, dtype: int | None = 
     elif opt is None:
         kind = OptionalProto.UNDEFINED
     else:
-        kind = {dict: OptionalProto.MAP, list: OptionalProto.SEQUENCE}.get(type(opt), OptionalProto.TENSOR)
-        kind = OptionalProto.MAP if isinstance(opt, dict) else OptionalProto.SEQUENCE if isinstance(opt, list) else kind
+        kind = (OptionalProto.MAP if isinstance(opt, dict) else
+                OptionalProto.SEQUENCE if isinstance(opt, list) else OptionalProto.TENSOR)
     optional.elem_type = kind
     if opt is None:
         return optional

@@ -157,12 +157,12 @@ class _TextualSerializer(ProtoSerializer):
     file_extensions = frozenset({".onnxtxt", ".onnxtext"})
 
     def serialize_proto(self, proto: Any) -> bytes:
-        from . import printer  # type: ignore[attr-defined]  # noqa: PLC0415
+        from . import printer  # noqa: PLC0415
 
         return printer.to_text(proto).encode(_ENCODING)
 
     def deserialize_proto(self, serialized: bytes | str, proto: Any) -> Any:
-        from . import parser  # type: ignore[attr-defined]  # noqa: PLC0415
+        from . import parser  # noqa: PLC0415
 
         text = _text(serialized)
         for kind in ("ModelProto", "GraphProto", "FunctionProto", "NodeProto"):
@@ -237,7 +237,7 @@ def load_model(f: IO[bytes] | str | os.PathLike, format: str | None = None, load
     """
     fmt = _format_of(format, f)
     if _is_default_protobuf(fmt):
-        return _load_file(f, load_external_data, type_name, mmap=mmap)
+        return _load_file(f, load_external_data, type_name, mmap=mmap)  # type: ignore[arg-type]
     from .io import message_class  # noqa: PLC0415
 
     model = registry.get(fmt).deserialize_proto(_read_bytes(f), message_class(type_name)())
@@ -253,7 +253,7 @@ def load_tensor(f: IO[bytes] | str | os.PathLike, format: str | None = None) -> 
     """A TensorProto from a path or binary file (``onnx.load_tensor``)."""
     fmt = _format_of(format, f)
     if _is_default_protobuf(fmt):
-        return _load_file(f, True, "TensorProto")
+        return _load_file(f, True, "TensorProto")  # type: ignore[arg-type]
     return registry.get(fmt).deserialize_proto(_read_bytes(f), TensorProto())
 
 
@@ -322,9 +322,58 @@ def _save_protobuf(model: Any, f: Any, save_as_external_data: bool, all_tensors_
     if checksum:
         raise ValueError("checksum=True needs save_as_external_data=True: checksums are "
                          "written for the tensors moved to data files")
+    if isinstance(f, (str, os.PathLike)):
+        if _has_pending_external_data(model):
+            # The data files and the model in one atomic step, as any external-data save.
+            from .external_write import save_with_external_data  # noqa: PLC0415
+
+            save_with_external_data(model, f, size_threshold=_CONVERT_NOTHING)
+            return
+        _carry_external_data(model, os.path.abspath(os.fspath(f)))
     from .io import save_message  # noqa: PLC0415
 
     save_message(model, f)
+
+
+def _has_pending_external_data(model: Any) -> bool:
+    """Whether tensors are marked external but still hold ``raw_data`` (after
+    `convert_model_to_external_data` or ``set_external_data``): onnx's ``save_model``
+    writes their data files."""
+    from .external_data import external_tensors  # noqa: PLC0415
+
+    return any(t.HasField("raw_data") for t in external_tensors(model))
+
+
+#: A size no tensor reaches: `save_with_external_data` then converts no further tensor
+#: and only writes the data of those already marked external (and the model).
+_CONVERT_NOTHING = 1 << 62
+
+
+def _carry_external_data(model: Any, path: str) -> None:
+    """Copy the data files of a loaded model's external tensors next to ``path`` when it is
+    in another directory, so that the saved model's locations hold there too.
+
+    onnx's ``load_model`` reads external data into the tensors, so its ``save_model``
+    writes a complete model anywhere; irmodel keeps that data in its files until it is
+    read, and copies the files (whole, byte for byte: every location, offset and
+    checksum stays true).  A model loaded with ``load_external_data=False`` is saved as
+    it is, its locations left to the caller, as onnx leaves them.
+    """
+    from .origin import origin_of  # noqa: PLC0415
+
+    origin = origin_of(model)
+    if origin is None or not origin.load_external or not origin.base_dir:
+        return
+    target = os.path.dirname(os.path.abspath(path))
+    if os.path.realpath(target) == os.path.realpath(origin.base_dir):
+        return
+    from .external_data import external_tensors  # noqa: PLC0415
+
+    if next(iter(external_tensors(model)), None) is None:
+        return
+    from .external_write import copy_external_data  # noqa: PLC0415
+
+    copy_external_data(model, origin.base_dir, target, model_path=os.path.abspath(path))
 
 
 def save_tensor(proto: Any, f: IO[bytes] | str | os.PathLike, format: str | None = None) -> None:  # noqa: A002

@@ -111,8 +111,9 @@ class _Tokens:
             m = _TOKEN.match(text, pos)
             if m is None:
                 raise self._error(text, pos, f"unexpected character {text[pos]!r}")
-            if m.lastgroup != "space":
-                self.items.append((m.lastgroup, m.group(), pos))
+            kind = m.lastgroup or ""
+            if kind != "space":
+                self.items.append((kind, m.group(), pos))
             pos = m.end()
         self.text = text
         self.i = 0
