@@ -293,3 +293,18 @@ def test_model_container_refuses_what_onnx_refuses():
     graph = _large_graph(model_container.make_large_tensor_proto, helper)
     with pytest.raises(RuntimeError, match="Unable to find large tensor"):
         model_container.make_large_model(graph, {"#other": np.ones(1)})
+
+
+# -- repr -------------------------------------------------------------------------------------
+
+def test_model_graph_and_function_reprs_are_onnxs(node_models):
+    for model in node_models:
+        ref = onnx.ModelProto.FromString(model.SerializeToString())
+        ref.producer_name, ref.domain = "p", "d"
+        ours = _ours(ref)
+        assert repr(ours) == repr(ref)
+        assert repr(ours.graph) == repr(ref.graph)
+    function = onnx.helper.make_function("dom", "f", ["a"], ["b"], [onnx.helper.make_node("Relu", ["a"], ["b"])],
+                                         [onnx.helper.make_opsetid("", 18)], ["alpha"], overload="o")
+    assert repr(_ours(function)) == repr(function)
+    assert repr(irmodel.ModelProto()) == repr(onnx.ModelProto())
