@@ -36,6 +36,12 @@ from .messages import (AttributeProto, FunctionProto, GraphProto, MapProto, Mode
                        TensorProto, TensorShapeProto, TrainingInfoProto, TypeProto, ValueInfoProto)
 from .proto import IR_VERSION
 
+# onnx.helper's type aliases (for annotations; built once, from builtins alone).
+VersionRowType = tuple[str, int, int, int] | tuple[str, int, int, int, int]
+VersionTableType = list[VersionRowType]
+AssignmentBindingType = list[tuple[str, str]]
+VersionMapType = dict[tuple[str, int], int]
+
 # -- IR version of each release --------------------------------------------------------
 #: (release, IR version, ai.onnx opset, ai.onnx.ml opset[, ai.onnx.training opset]), as
 #: docs/Versioning.md of onnx lists them.  `make_model_gen_version` picks the smallest

@@ -9,6 +9,7 @@ whose first cell is a backticked ``onnx.`` path.
 
 from __future__ import annotations
 
+import __future__
 import importlib
 import inspect
 import os
@@ -27,11 +28,18 @@ _ROW = re.compile(r"^\|\s*`(onnx(?:\.\w+)+)`\s*\|")
 
 
 def _public_names(module: types.ModuleType) -> list[str]:
+    """``__all__``, and every public name the module itself defines: its functions and
+    classes (cached ones too), its constants and type aliases; not what it imported
+    (modules, other modules' functions and classes, ``typing``'s forms, ``__future__``)."""
     names = set(getattr(module, "__all__", ()))
     for name, value in vars(module).items():
-        if name.startswith("_") or isinstance(value, types.ModuleType):
+        if name.startswith("_") or name == "TYPE_CHECKING" or isinstance(value, (types.ModuleType, __future__._Feature)):
             continue
-        if getattr(value, "__module__", None) == module.__name__ and (inspect.isfunction(value) or inspect.isclass(value)):
+        defined_in = getattr(value, "__module__", None)
+        if callable(value) and not isinstance(value, (types.GenericAlias, types.UnionType)):
+            if defined_in == module.__name__:
+                names.add(name)
+        elif defined_in != "typing":
             names.add(name)
     return sorted(names)
 
