@@ -23,20 +23,25 @@ import irmodel
 DIFFERENCES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                            "docs", "differences.md")
 MODULES = ["onnx", "onnx.helper", "onnx.numpy_helper", "onnx.external_data_helper", "onnx.serialization",
-           "onnx.model_container"]
+           "onnx.model_container", "onnx.onnx_pb", "onnx.onnx_data_pb", "onnx.onnx_operators_pb"]
 _ROW = re.compile(r"^\|\s*`(onnx(?:\.\w+)+)`\s*\|")
 
 
 def _public_names(module: types.ModuleType) -> list[str]:
     """``__all__``, and every public name the module itself defines: its functions and
     classes (cached ones too), its constants and type aliases; not what it imported
-    (modules, other modules' functions and classes, ``typing``'s forms, ``__future__``)."""
+    (modules, other modules' functions and classes, ``typing``'s forms, ``__future__``).
+    An alias module of protobuf's generated code (``onnx_pb``) defines nothing itself:
+    all it re-exports counts (messages, enums, constants, ``DESCRIPTOR``)."""
     names = set(getattr(module, "__all__", ()))
+    alias_module = module.__name__.endswith("_pb")
     for name, value in vars(module).items():
         if name.startswith("_") or name == "TYPE_CHECKING" or isinstance(value, (types.ModuleType, __future__._Feature)):
             continue
         defined_in = getattr(value, "__module__", None)
-        if callable(value) and not isinstance(value, (types.GenericAlias, types.UnionType)):
+        if alias_module:
+            names.add(name)
+        elif callable(value) and not isinstance(value, (types.GenericAlias, types.UnionType)):
             if defined_in == module.__name__:
                 names.add(name)
         elif defined_in != "typing":
