@@ -63,7 +63,7 @@ SUITE_FILES = [
 #: while ``irmodel.<name>`` cannot be imported; docs/differences.md lists the tests that
 #: use one.
 STAND_INS = {"numpy_helper_test.py": ["reference"], "external_data_test.py": ["parser", "shape_inference"],
-             "checker_test.py": ["parser"]}
+             "checker_test.py": ["parser", "shape_inference"]}
 
 #: A test file that runs longer than this has hung (the slowest takes about a minute).
 FILE_TIMEOUT = 900
