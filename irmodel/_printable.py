@@ -25,6 +25,13 @@ def _short(s: Any) -> str:
     return text if len(text) < _CUT else text[:_CUT] + f"...<+len={len(text) - _CUT}>"
 
 
+def _text(msg: Any) -> str:
+    """A message as onnx's ``str()`` of it shows: protobuf's text format."""
+    from wirefmt.textform import to_text  # noqa: PLC0415
+
+    return to_text(msg)
+
+
 def _float(f: float) -> str:
     return f"{f:.15g}"  # the same digits on every Python version
 
@@ -59,7 +66,7 @@ def _attribute_and_graphs(attr: Any) -> tuple[str, list]:
         value = f"<graph {attr.g.name}>"
         graphs.append(attr.g)
     elif attr.HasField("tp"):
-        value = f"<Type Proto {attr.tp}>"
+        value = f"<Type Proto {_text(attr.tp)}>"
     elif attr.HasField("sparse_tensor"):
         value = "<Sparse Tensor>"
     elif attr.floats:
@@ -73,7 +80,7 @@ def _attribute_and_graphs(attr: Any) -> tuple[str, list]:
     elif attr.sparse_tensors:
         value = "[<Sparse Tensor>, ...]"
     elif attr.type_protos:
-        value = _listing(list(attr.type_protos), lambda tp: f"<Type Proto {tp}>")
+        value = _listing(list(attr.type_protos), lambda tp: f"<Type Proto {_text(tp)}>")
     elif attr.graphs:
         value = _listing(list(attr.graphs), lambda g: f"<graph {g.name}>")
         graphs.extend(attr.graphs)

@@ -44,11 +44,15 @@ def test_printable_graph_node_and_attribute_are_onnxs_text(node_models):
             for node, ref in zip(ours.graph.node, model.graph.node):
                 assert helper.printable_node(node, "  ") == onnx.helper.printable_node(ref, "  ")
                 for attr, ref_attr in zip(node.attribute, ref.attribute):
-                    if ref_attr.HasField("tp") or len(ref_attr.type_protos):
-                        continue  # onnx embeds protobuf's text of the TypeProto: ours differs (differences.md)
                     assert helper.printable_attribute(attr) == onnx.helper.printable_attribute(ref_attr)
             for vi, ref in zip(ours.graph.input, model.graph.input):
                 assert helper.printable_value_info(vi) == onnx.helper.printable_value_info(ref)
+
+
+def test_printable_attribute_of_type_protos_is_onnxs():
+    tp = onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, ["N", 3])
+    for ref in (onnx.helper.make_attribute("t", tp), onnx.helper.make_attribute("ts", [tp, tp])):
+        assert helper.printable_attribute(_ours(ref)) == onnx.helper.printable_attribute(ref)
 
 
 def test_printable_graph_with_initializers_and_optional_inputs():
