@@ -32,7 +32,29 @@ _ESCAPES = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord('"'): '\\"
 
 
 def _escape(data: bytes) -> str:
+    """Bytes as protobuf escapes a ``bytes`` field: every byte outside printable ASCII in octal."""
     return "".join(_ESCAPES.get(b) or (chr(b) if 32 <= b < 127 else f"\\{b:03o}") for b in data)
+
+
+def _escape_text(text: str) -> str:
+    """A string field as protobuf's printer writes it (``as_utf8``, its default): ASCII
+    control characters escaped, every other character as it is."""
+    return "".join(_ESCAPES.get(ord(c)) or (f"\\{ord(c):03o}" if ord(c) < 32 or ord(c) == 127 else c)
+                   for c in text)
+
+
+def _escape_invalid_utf8(data: bytes) -> str:
+    """A string field holding invalid UTF-8: its valid runs as text, each bad byte in octal."""
+    out = []
+    while data:
+        try:
+            out.append(_escape_text(data.decode("utf-8")))
+            break
+        except UnicodeDecodeError as exc:
+            out.append(_escape_text(data[:exc.start].decode("utf-8")))
+            out.append(f"\\{data[exc.start]:03o}")
+            data = data[exc.start + 1:]
+    return "".join(out)
 
 
 def _float_text(x: float) -> str:
@@ -46,8 +68,7 @@ def _float_text(x: float) -> str:
 def _value_text(f: Any, value: Any, enum_names: dict | None) -> str:
     kind = f.kind
     if kind == STRING:
-        raw = value.encode("utf-8", "surrogateescape") if isinstance(value, str) else bytes(value)
-        return f'"{_escape(raw)}"'
+        return f'"{_escape_text(value)}"' if isinstance(value, str) else f'"{_escape_invalid_utf8(bytes(value))}"'
     if kind == BYTES:
         return f'"{_escape(bytes(value))}"'
     if kind == BOOL:

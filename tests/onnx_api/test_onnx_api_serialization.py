@@ -7,9 +7,13 @@ import json
 import warnings
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import irmodel
 from irmodel import serialization
+from irmodel.fuzz.strategies import message_bytes
+from wirefmt import ParseError
+from wirefmt.textform import merge_text, to_text
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +71,27 @@ def test_unknown_formats_and_bad_text_raise_value_errors():
         fmt.deserialize_proto("graph { " * 200, irmodel.ModelProto())  # deeper than the limit, no RecursionError
     with pytest.raises(TypeError):
         serialization.registry.get("protobuf").deserialize_proto("text", irmodel.ModelProto())
+
+
+@settings(max_examples=150, deadline=None)
+@given(message_bytes("ModelProto", max_depth=4, max_items=3))
+def test_text_proto_of_any_model_is_protobufs_and_reads_back(data):
+    """Every field kind, odd strings and bytes, NaN and infinities, unknown enum values."""
+    import onnx
+    from google.protobuf import text_format
+
+    ours = irmodel.loads(data)
+    text = to_text(ours)
+    assert text == text_format.MessageToString(onnx.ModelProto.FromString(data))
+    # Read back as protobuf reads it (text keeps no NaN payload or sign, so not always `data`).
+    expected = text_format.Parse(text, onnx.ModelProto()).SerializeToString()
+    assert merge_text(text, irmodel.ModelProto()).SerializeToString() == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=60))
+def test_text_proto_parser_raises_parse_errors_only(text):
+    try:
+        merge_text(text, irmodel.ModelProto())
+    except ParseError:
+        pass
