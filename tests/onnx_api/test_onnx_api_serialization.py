@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import warnings
 
 import pytest
@@ -37,14 +36,14 @@ def test_text_proto_is_protobufs_text_byte_for_byte_and_reads_back(models):
         assert fmt.deserialize_proto(expected, irmodel.ModelProto()).SerializeToString() == data
 
 
-def test_json_is_protobufs_json(models):
+def test_json_is_protobufs_json_text(models):
     from google.protobuf import json_format
 
     fmt = serialization.registry.get("json")
     for model in models[:40]:
         data = model.SerializeToString()
         ours = fmt.serialize_proto(irmodel.loads(data))
-        assert json.loads(ours) == json.loads(json_format.MessageToJson(model, preserving_proto_field_name=True))
+        assert ours.decode() == json_format.MessageToJson(model, preserving_proto_field_name=True)
         assert fmt.deserialize_proto(ours, irmodel.ModelProto()).SerializeToString() == data
 
 
@@ -71,6 +70,14 @@ def test_unknown_formats_and_bad_text_raise_value_errors():
         fmt.deserialize_proto("graph { " * 200, irmodel.ModelProto())  # deeper than the limit, no RecursionError
     with pytest.raises(TypeError):
         serialization.registry.get("protobuf").deserialize_proto("text", irmodel.ModelProto())
+    as_json = serialization.registry.get("json")
+    for bad in ("{", "[1]", '{"ir_version": "x"}', '{"no_such_field": 1}', b"\xff"):
+        with pytest.raises(ValueError):
+            as_json.deserialize_proto(bad, irmodel.ModelProto())
+    with pytest.raises(TypeError):
+        as_json.deserialize_proto(12, irmodel.ModelProto())
+    with pytest.raises(ValueError):  # a DecodeError: the bytes are not a model
+        irmodel.load_model_from_string(b"\xff\xff")
 
 
 @settings(max_examples=150, deadline=None)
