@@ -24,13 +24,11 @@ def _ours(msg):
 
 
 @pytest.fixture(scope="module")
-def node_models():
-    from onnx.backend.test.case import node
+def node_models(node_corpus):
+    """Every 5th model of the reference's node tests (the session's corpus), as protobuf messages."""
+    import onnx
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = node.collect_testcases(None)
-    return [c.model for c in cases[::5]]
+    return [onnx.ModelProto.FromString(data) for _name, data in node_corpus[::5]]
 
 
 # -- helper ---------------------------------------------------------------------------------
