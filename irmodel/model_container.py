@@ -11,6 +11,7 @@ the files, through `irmodel.tensors.to_array`, so a 10 GB weight costs no copy).
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Iterable, Iterator
 
 import numpy as np
@@ -127,7 +128,12 @@ class ModelContainer:
     def save(self, file_path: str, all_tensors_to_one_file: bool = False) -> ModelProto:
         """Write the model to ``file_path`` and its arrays beside it: one ``<file>.weight``
         file, or one ``<model name>-<key>.weight`` file per array.  Returns the model as
-        saved (a copy pointing at the files; the container itself is unchanged)."""
+        saved (a copy pointing at the files; the container itself is unchanged).
+
+        Each array's memory is written as it is (little-endian, as onnx's
+        ``tobytes_little_endian`` gives it) without first being copied into ``bytes``, so
+        saving a model whose weights fill most of memory needs no second copy of them.
+        """
         folder = os.path.dirname(file_path)
         if not os.path.exists(folder):
             raise FileNotFoundError(f"Folder {folder!r} does not exist.")
@@ -135,25 +141,22 @@ class ModelContainer:
         prefix = os.path.splitext(os.path.basename(file_path))[0]
         shared = f"{os.path.basename(file_path)}.weight"
         used: dict[str, int] = {}
-        pending = [(tensor, entry.value) for tensor, entry in self._external(copy)]
-        files: dict[str, list[bytes]] = {}
+        files: dict[str, list[np.ndarray]] = {shared: []} if all_tensors_to_one_file else {}
         offset = 0
-        for tensor, key in pending:
-            data = tobytes_little_endian(np.asarray(self.large_initializers[key]))
+        for tensor, entry in list(self._external(copy)):  # every key checked before a file is written
+            array = np.asarray(self.large_initializers[entry.value])
             if all_tensors_to_one_file:
-                _point_at(tensor, shared, offset, len(data))
-                offset += len(data)
-                files.setdefault(shared, []).append(data)
+                _point_at(tensor, shared, offset, array.nbytes)
+                offset += array.nbytes
+                files[shared].append(array)
             else:
-                name = f"{_unique(f'{prefix}-{key}' if prefix else key, used)}.weight"
+                name = f"{_unique(f'{prefix}-{entry.value}' if prefix else entry.value, used)}.weight"
                 _point_at(tensor, name)
-                files[name] = [data]
-        if all_tensors_to_one_file:
-            files.setdefault(shared, [])
-        for name, chunks in files.items():
+                files[name] = [array]
+        for name, arrays in files.items():
             with open(os.path.join(folder, name), "wb") as f:
-                for chunk in chunks:
-                    f.write(chunk)
+                for array in arrays:
+                    _write_array(f, array)
         from .serialization import save_model  # noqa: PLC0415
 
         save_model(copy, file_path)
@@ -180,6 +183,15 @@ class ModelContainer:
             key = f"#t{i}"
             self.large_initializers[key] = to_array(tensor, base_dir)
             _point_at(tensor, key)
+
+
+def _write_array(f: Any, array: np.ndarray) -> None:
+    """``array``'s bytes in little-endian order, from its own memory where it can."""
+    order = array.dtype.byteorder
+    if order == ">" or (order == "=" and sys.byteorder == "big") or array.dtype.hasobject:
+        f.write(tobytes_little_endian(array))
+        return
+    f.write(np.ascontiguousarray(array).reshape(-1).view(np.uint8).data)
 
 
 def _unique(name: str, used: dict[str, int]) -> str:

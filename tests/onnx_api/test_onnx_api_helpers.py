@@ -255,17 +255,21 @@ def test_save_external_data_refuses_what_onnx_refuses(tmp_path):
 # -- model_container ------------------------------------------------------------------------
 
 def _large_graph(make_large_tensor_proto, helper_module):
-    tensor = make_large_tensor_proto("#big", "W", onnx.TensorProto.FLOAT, (2, 3))
+    tensors = [make_large_tensor_proto("#big", "W", onnx.TensorProto.FLOAT, (2, 3)),
+               make_large_tensor_proto("#be", "B", onnx.TensorProto.INT32, (3,)),
+               make_large_tensor_proto("#bf", "F", onnx.TensorProto.BFLOAT16, (3, 2))]
     return helper_module.make_graph([helper_module.make_node("Add", ["X", "W"], ["Y"])], "g",
                                     [helper_module.make_tensor_value_info("X", 1, [2, 3])],
-                                    [helper_module.make_tensor_value_info("Y", 1, [2, 3])], [tensor])
+                                    [helper_module.make_tensor_value_info("Y", 1, [2, 3])], tensors)
 
 
 @pytest.mark.parametrize("one_file", [True, False])
 def test_model_container_saves_the_files_onnx_saves_and_loads_them_back(tmp_path, one_file):
     import onnx.model_container
 
-    big = {"#big": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    big = {"#big": np.arange(6, dtype=np.float32).reshape(2, 3),
+           "#be": np.arange(3, dtype=">i4"),  # big-endian: written little-endian
+           "#bf": np.arange(6, dtype=np.float32).astype(ml_dtypes.bfloat16).reshape(2, 3).T}  # not contiguous
     ref = onnx.model_container.make_large_model(_large_graph(onnx.model_container.make_large_tensor_proto,
                                                              onnx.helper), dict(big))
     ours = model_container.make_large_model(_large_graph(model_container.make_large_tensor_proto, helper),
@@ -280,8 +284,9 @@ def test_model_container_saves_the_files_onnx_saves_and_loads_them_back(tmp_path
         assert (tmp_path / "ref" / name).read_bytes() == (tmp_path / "ours" / name).read_bytes(), name
     back = model_container.ModelContainer()
     back.load(str(tmp_path / "ours" / "m.onnx"))
-    assert list(back.large_initializers) == ["#t0"]
-    np.testing.assert_array_equal(back["#t0"], big["#big"])
+    assert list(back.large_initializers) == ["#t0", "#t1", "#t2"]
+    for key, original in zip(back.large_initializers, big.values()):
+        np.testing.assert_array_equal(back[key], original)
     with pytest.raises(ValueError):
         back["#nope"]
 
@@ -294,7 +299,7 @@ def test_model_container_refuses_what_onnx_refuses():
         container.set_large_initializers({"big": np.ones(1)})
     graph = _large_graph(model_container.make_large_tensor_proto, helper)
     with pytest.raises(RuntimeError, match="Unable to find large tensor"):
-        model_container.make_large_model(graph, {"#other": np.ones(1)})
+        model_container.make_large_model(graph, {"#big": np.ones(1)})
 
 
 # -- repr -------------------------------------------------------------------------------------
