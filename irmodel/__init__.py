@@ -25,14 +25,16 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from ._files.external_data import (ExternalDataInfo, load_external_data_for_model,
                                        load_external_data_for_tensor, read_external_data,
                                        uses_external_data)
-    from ._files.external_write import (convert_model_from_external_data, convert_model_to_external_data,
-                                        save_with_external_data, set_external_data,
-                                        write_external_data_tensors)
+    from .external_data_helper import convert_model_from_external_data
+    from ._files.external_write import (convert_model_to_external_data, save_with_external_data,
+                                        set_external_data, write_external_data_tensors)
     from .inference import InferenceError, infer_node_outputs, infer_shapes, infer_shapes_path
     from ._files import codecache, origin
     from . import errors, io, messages, proto
     from .errors import DecodeError, EncodeError, ExternalDataError, SourceChangedError, ValidationError
-    from .io import dumps, load, loads, message_class
+    from .io import dumps, loads, message_class
+    from .serialization import (load, load_from_string, load_model, load_model_from_string, load_tensor,
+                                load_tensor_from_string, save, save_model, save_tensor)
     from wirefmt import ParseError
     from .messages import *  # noqa: F401,F403  (ModelProto, GraphProto, ... and enum wrappers)
     from .messages import CLASSES, ENUMS, EXPERIMENTAL, STABLE, OperatorStatus, Version
@@ -40,33 +42,8 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from ._version import __version__  # noqa: E402 (the one home of the number)
 
-
-def save(model: Any, f: str | os.PathLike[str] | BinaryIO, save_as_external_data: bool = False, all_tensors_to_one_file: bool = True,
-         location: str | None = None, size_threshold: int = 1024, convert_attribute: bool = False,
-         *, checksum: bool = False) -> None:
-    """Write ``model`` to a path (atomically) or a binary file object.
-
-    Untouched parts of a loaded model are copied from its original bytes.  A path is
-    replaced atomically: an error or a crash leaves the previous file or the complete
-    new one, never a partial file (`irmodel.io` says exactly what is guaranteed, and
-    which ``OSError`` each failure raises).  With ``save_as_external_data`` the tensors
-    go to data files as ExternalData.md describes (`save_with_external_data`);
-    ``checksum=True`` (keyword-only, external data only) then adds a ``checksum`` entry
-    with the SHA1 of each external tensor's bytes, which ``to_array(...,
-    verify_checksum=True)`` checks.  The default writes none, as ``onnx.save_model``
-    (which has no such option) does.
-    """
-    if save_as_external_data:
-        from ._files.external_write import save_with_external_data  # noqa: PLC0415
-        save_with_external_data(model, f, all_tensors_to_one_file=all_tensors_to_one_file,
-                                location=location, size_threshold=size_threshold,
-                                convert_attribute=convert_attribute, checksum=checksum)
-        return
-    if checksum:
-        raise ValueError("checksum=True needs save_as_external_data=True: checksums are "
-                         "written for the tensors moved to data files")
-    from .io import save_message  # noqa: PLC0415
-    save_message(model, f)
+#: onnx's flag for a build with the ai.onnx.ml operators: irmodel always has them.
+ONNX_ML = True
 
 
 def to_dict(msg: Any, preserving_proto_field_name: bool = True) -> dict:
@@ -117,13 +94,16 @@ _LAZY_NAMES = {
                     "inference"),
     **dict.fromkeys(("ExternalDataInfo", "load_external_data_for_model", "load_external_data_for_tensor",
                      "read_external_data", "uses_external_data"), "_files.external_data"),
-    **dict.fromkeys(("convert_model_from_external_data", "convert_model_to_external_data",
-                     "save_with_external_data", "set_external_data", "write_external_data_tensors"),
-                    "_files.external_write"),
+    **dict.fromkeys(("convert_model_to_external_data", "save_with_external_data", "set_external_data",
+                     "write_external_data_tensors"), "_files.external_write"),
+    "convert_model_from_external_data": "external_data_helper",
     "helper": "helper",
     **dict.fromkeys(("DecodeError", "EncodeError", "ValidationError", "ExternalDataError",
                      "SourceChangedError"), "errors"),
-    **dict.fromkeys(("load", "loads", "dumps", "message_class"), "io"),
+    **dict.fromkeys(("loads", "dumps", "message_class"), "io"),
+    # onnx's loading and saving functions, with its format registry.
+    **dict.fromkeys(("load", "save", "load_model", "save_model", "load_from_string", "load_model_from_string",
+                     "load_tensor", "load_tensor_from_string", "save_tensor"), "serialization"),
     **dict.fromkeys(("IR_VERSION", "REGISTRY"), "proto"),
     **dict.fromkeys(("CLASSES", "ENUMS", "EnumType", "build_classes", "Version", "OperatorStatus",
                      "EXPERIMENTAL", "STABLE"), "messages"),
@@ -146,12 +126,31 @@ _FOREIGN_NAMES = {"ParseError": "wirefmt"}
 _MESSAGE_NAMES = [n for n, m in _LAZY_NAMES.items() if m == "messages" and n.endswith(("Proto", "Annotation"))]
 
 
+def _submodule(name: str) -> Any:
+    """``irmodel.<name>`` for any submodule on disk, imported on first access as onnx's
+    submodules are attributes of ``onnx``; None when there is no such module."""
+    if not name.isidentifier() or name.startswith("_"):
+        return None
+    here = os.path.dirname(__file__)
+    if not (os.path.exists(os.path.join(here, name + ".py")) or os.path.exists(os.path.join(here, name, "__init__.py"))):
+        return None
+    return __import__(f"{__name__}.{name}", fromlist=("_",))
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY_NAMES.get(name)
     if module is None:
         foreign = _FOREIGN_NAMES.get(name)
         if foreign is None:
-            raise AttributeError(f"module 'irmodel' has no attribute {name!r}")
+            if name.startswith("IR_VERSION_"):  # the dated IR versions: Version's values
+                version = __getattr__("Version")
+                if name in version.keys():
+                    return version.Value(name)
+            value = _submodule(name)
+            if value is None:
+                raise AttributeError(f"module 'irmodel' has no attribute {name!r}")
+            globals()[name] = value
+            return value
         value = getattr(__import__(foreign), name)
         globals()[name] = value
         return value
@@ -166,7 +165,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = list(dict.fromkeys([
-    "load", "loads", "save", "dumps", "to_dict", "from_dict", "message_class", "IR_VERSION",
+    "load", "loads", "save", "dumps", "ONNX_ML", "load_model", "load_model_from_string", "load_from_string",
+    "load_tensor", "load_tensor_from_string", "save_model", "save_tensor", "to_dict", "from_dict", "message_class", "IR_VERSION",
     "DecodeError", "EncodeError", "ValidationError", "ExternalDataError", "ParseError",
     "SourceChangedError",
     "to_array", "from_array", *_EXTERNAL_DATA_NAMES,

@@ -80,8 +80,11 @@ def _describe(problems: list) -> str:
     return "\n".join(lines)
 
 
-class ExternalDataError(ValueError):
-    """External data that is unsafe or inconsistent; names the tensor and the location."""
+class ExternalDataError(ValidationError):
+    """External data that is unsafe or inconsistent; names the tensor and the location.
+
+    A ValidationError (so a ValueError), as onnx raises ``onnx.checker.ValidationError``
+    for the same problems: code that catches onnx's error catches this one."""
 
 
 # A file under a loaded model changed (an OSError: the file system's doing, not the

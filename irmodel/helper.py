@@ -36,6 +36,12 @@ from .messages import (AttributeProto, FunctionProto, GraphProto, MapProto, Mode
                        TensorProto, TensorShapeProto, TrainingInfoProto, TypeProto, ValueInfoProto)
 from .proto import IR_VERSION
 
+# onnx.helper's type aliases (for annotations; built once, from builtins alone).
+VersionRowType = tuple[str, int, int, int] | tuple[str, int, int, int, int]
+VersionTableType = list[VersionRowType]
+AssignmentBindingType = list[tuple[str, str]]
+VersionMapType = dict[tuple[str, int], int]
+
 # -- IR version of each release --------------------------------------------------------
 #: (release, IR version, ai.onnx opset, ai.onnx.ml opset[, ai.onnx.training opset]), as
 #: docs/Versioning.md of onnx lists them.  `make_model_gen_version` picks the smallest
@@ -315,7 +321,7 @@ _MESSAGE_KINDS = (
 )
 
 
-def _attr_type_name(attr_type) -> str:
+def _attr_type_to_str(attr_type) -> str:
     try:
         return _A.AttributeType.Name(attr_type)
     except (ValueError, TypeError):
@@ -366,7 +372,7 @@ def make_attribute(key: str, value: Any, doc_string: str | None = None, attr_typ
         if field is None:
             # The reference fails an internal assertion here; a TypeError says what is wrong.
             raise TypeError(f"attribute `{key}`: a list value cannot have type "
-                            f"{_attr_type_name(attr_type)}({attr_type})")
+                            f"{_attr_type_to_str(attr_type)}({attr_type})")
         if attr_type == _A.INTS:
             value = _ints(value, "ints")
         elif attr_type == _A.STRINGS:
@@ -378,8 +384,8 @@ def make_attribute(key: str, value: Any, doc_string: str | None = None, attr_typ
     else:
         raise TypeError(f"'{value}' is not an accepted attribute value.")
     if attr_type is not None and attr.type != attr_type:
-        raise TypeError(f"Inferred attribute type '{_attr_type_name(attr.type)}'({attr.type}) mismatched "
-                        f"with specified type '{_attr_type_name(attr_type)}'({attr_type})")
+        raise TypeError(f"Inferred attribute type '{_attr_type_to_str(attr.type)}'({attr.type}) mismatched "
+                        f"with specified type '{_attr_type_to_str(attr_type)}'({attr_type})")
     return attr
 
 
@@ -719,22 +725,14 @@ def _array_to_raw(et: _dt.ElemType, arr) -> bytes:
         if et.kind == _dt.BITS6:
             arr = arr.view(np.uint8)  # 6-bit codes are taken from the array's bytes
         arr = packing.pack(arr, et.bits)
-    order = arr.dtype.byteorder
-    if order == ">" or (order == "=" and sys.byteorder == "big"):
-        arr = arr.astype(arr.dtype.newbyteorder("<"))
-    return arr.tobytes()
+    from .tensors import tobytes_little_endian  # noqa: PLC0415 (imports numpy)
+    return tobytes_little_endian(arr)
 
 
 def _float8e8m0_round_up(np, x):
-    """float32 -> float8e8m0 (an exponent byte) rounding up, saturating, NaN/Inf -> 0xFF."""
-    import ml_dtypes  # noqa: PLC0415
-    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
-    exponent = ((bits >> 23) & 0xFF).astype(np.uint16)
-    special = exponent == 0xFF
-    # A fraction rounds the exponent up, except at the largest finite exponent (saturate).
-    up = ((bits & 0x7FFFFF) > 0) & ~special & (exponent != 0xFE)
-    out = np.where(special, np.uint16(0xFF), exponent + up.astype(np.uint16)).astype(np.uint8)
-    return out.view(ml_dtypes.float8_e8m0fnu)
+    """float32 -> float8e8m0 rounding up, saturating, NaN/Inf -> 0xFF (`numpy_helper.to_float8e8m0`)."""
+    from .numpy_helper import to_float8e8m0  # noqa: PLC0415 (imports numpy)
+    return to_float8e8m0(x, saturate=True, round_mode="up")
 
 
 def make_sparse_tensor(values: TensorProto, indices: TensorProto, dims: Sequence[int]) -> SparseTensorProto:
@@ -813,3 +811,44 @@ def make_optional(name: str, elem_type: int, value: Any) -> OptionalProto:
     return opt
 
 
+
+
+# -- dtype mappings (onnx.helper's, from the one dtype table `irmodel._dtypes.rows`) -------------
+
+_STORAGE_OF_FIELD = {"float_data": _T.FLOAT, "int32_data": _T.INT32, "int64_data": _T.INT64,
+                     "double_data": _T.DOUBLE, "uint64_data": _T.UINT64, "string_data": _T.STRING}
+
+
+def get_all_tensor_dtypes() -> Any:
+    """Every TensorProto.DataType but UNDEFINED (a keys view, as onnx's)."""
+    return _dt.ELEM_TYPES.keys()
+
+
+def tensor_dtype_to_np_dtype(tensor_dtype: int) -> Any:
+    """The numpy dtype of an element type (ml_dtypes' for bfloat16, float8, int4, ...)."""
+    return _dt.np_dtype(_elem_type(tensor_dtype).code)
+
+
+def tensor_dtype_to_storage_tensor_dtype(tensor_dtype: int) -> int:
+    """The element type whose typed field stores this one (FLOAT16 -> INT32, UINT32 -> UINT64)."""
+    return _STORAGE_OF_FIELD[_elem_type(tensor_dtype).field]
+
+
+def tensor_dtype_to_string(tensor_dtype: int) -> str:
+    """``"TensorProto.FLOAT"`` for FLOAT, and so on."""
+    return f"TensorProto.{_elem_type(tensor_dtype).name}"
+
+
+def tensor_dtype_to_field(tensor_dtype: int) -> str:
+    """The TensorProto field (``float_data``, ``int32_data``, ...) that stores this type."""
+    return _elem_type(tensor_dtype).field
+
+
+def np_dtype_to_tensor_dtype(np_dtype: Any) -> int:
+    """The element type of a numpy dtype; ValueError for one ONNX has none for."""
+    return _dt.onnx_type_of(np_dtype)
+
+
+from ._printable import (  # noqa: E402  (onnx.helper's printing helpers, in their own module)
+    printable_attribute, printable_dim, printable_graph, printable_node, printable_tensor_proto, printable_type,
+    printable_value_info, strip_doc_string)

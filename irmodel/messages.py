@@ -57,6 +57,13 @@ for _name, _enum in ENUMS.items():
         for _vname, _value in _enum.items():
             setattr(CLASSES[_outer], _vname, _value)
 
+# onnx's short repr() of a model, a graph and a function (counts, not contents).
+from ._reprs import function_repr as _function_repr, graph_repr as _graph_repr, model_repr as _model_repr  # noqa: E402
+
+CLASSES["ModelProto"].__repr__ = _model_repr
+CLASSES["GraphProto"].__repr__ = _graph_repr
+CLASSES["FunctionProto"].__repr__ = _function_repr
+
 # For type checkers: the classes above are made at run time, with fields, nested types and
 # enum values set as attributes, so each is declared as `Any` (a static type could not list
 # its fields).  Never run: at run time the globals().update() below defines them.

@@ -263,9 +263,15 @@ def from_array(array: np.ndarray, name: str | None = None) -> Any:
     et = _dt.ELEM_TYPES[code]
     if et.sub_byte:
         array = packing.pack(array, et.bits)
+    fields["data_type"] = code
+    fields["raw_data"] = tobytes_little_endian(array)
+    return TensorProto(**fields)
+
+
+def tobytes_little_endian(array: np.ndarray) -> bytes:
+    """``array``'s bytes in little-endian order, the order of ``raw_data`` on every host
+    (``onnx.numpy_helper.tobytes_little_endian``)."""
     order = array.dtype.byteorder
     if order == ">" or (order == "=" and not _LITTLE):
         array = array.astype(array.dtype.newbyteorder("<"))
-    fields["data_type"] = code
-    fields["raw_data"] = array.tobytes()
-    return TensorProto(**fields)
+    return array.tobytes()

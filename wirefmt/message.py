@@ -371,12 +371,14 @@ class Message:
         self.Clear()
         self.CopyFrom(type(self)._from_buffer(data, memoryview(data), 0, len(data)))
 
-    def SerializeToString(self) -> bytes:
+    def SerializeToString(self, deterministic: bool = False) -> bytes:
+        """The message's bytes, as protobuf's.  ``deterministic`` is accepted for protobuf's
+        signature: the output is always the same for the same message (no map fields)."""
         from .encoder import dumps_message  # noqa: PLC0415
 
         return dumps_message(self)
 
-    def SerializePartialToString(self) -> bytes:
+    def SerializePartialToString(self, deterministic: bool = False) -> bytes:
         """`SerializeToString`: there is nothing a partial serialization may leave out, the
         schema tables having no required fields (proto3 has none; ONNX's proto2 declares none)."""
         return self.SerializeToString()

@@ -224,12 +224,13 @@ def _contained(base_real: str, real: str) -> bool:
 def _check_bounds(info: ExternalDataInfo, size: int) -> None:
     offset = info.offset or 0
     if offset > size:
+        # The words of onnx's message first (callers match them), then ours.
         raise _error(info.tensor_name, info.location,
-                     f"offset {offset} is past the end of the file ({size} bytes)")
+                     f"offset {offset} exceeds file size ({size} bytes): past the end of the file")
     if info.length is not None and info.length > size - offset:
         raise _error(info.tensor_name, info.location,
-                     f"length {info.length} from offset {offset} runs past the end of the file "
-                     f"({size} bytes)")
+                     f"length {info.length} exceeds available data ({size - offset} bytes from offset "
+                     f"{offset}): it runs past the end of the file ({size} bytes)")
 
 
 def _vet_stat(st: os.stat_result, info: ExternalDataInfo) -> None:
