@@ -42,8 +42,8 @@ def coerced_2d_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
         return
     x, y = w.input(0), w.output(0)
     flat, shape, out2d = s.fresh(_base(w, "flat")), s.fresh(_base(w, "shape")), s.fresh(_base(w, "2d"))
-    w.before.append(NewNode(_node("Flatten", [x], [flat], axis=axis), step.version))
     w.before.append(NewNode(_node("Shape", [x], [shape]), step.version))
+    w.before.append(NewNode(_node("Flatten", [x], [flat], axis=axis), step.version))
     w.inputs[0] = flat
     w.outputs[0] = out2d
     w.set("axis", -1)
@@ -54,13 +54,14 @@ def coerced_2d_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     """Down from 13: one axis.  The last axis is the same computation; any other is moved
     last by a Transpose (and back), which needs the input's rank."""
     axis = w.value("axis", -1)
-    if axis == -1:
+    r = s.rank(w.input(0))
+    if axis == -1 and r is None:
         w.set("axis", -1)
         return
     r = s.need_rank(w.input(0), f"axis={axis} is not known to be the last axis")
     a = axis % r if r else 0
     if a == r - 1:
-        w.set("axis", -1 if step.old_version >= 11 else r - 1)
+        w.set("axis", r - 1)
         return
     perm = list(range(r))
     perm[a], perm[r - 1] = perm[r - 1], perm[a]
@@ -488,3 +489,45 @@ def dft_axis_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
         r = s.need_rank(w.input(0), f"axis={axis} must be non-negative before version 20")
         axis += r
     w.set("axis", axis)
+
+
+def mod_fmod_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Down from 28: a floating-point Mod with ``fmod=0`` (Python's sign rule) is new."""
+    if w.value("fmod", 0):
+        return
+    t = s.type_string(w.input(0))
+    if t is None:
+        raise StepRefused("V007", "the input type is not known, and before version 28 fmod=0 "
+                                  "is for integers only")
+    if t in ("tensor(float)", "tensor(double)", "tensor(float16)", "tensor(bfloat16)"):
+        raise StepRefused("V003", f"fmod=0 on {t} is new in version 28")
+
+
+#: Integer types whose every value double holds exactly, and operators that compute the
+#: same on such values in double (data movement and comparisons only).
+_EXACT_IN_DOUBLE = {2, 3, 4, 5, 6, 12, 9}  # uint8 int8 uint16 int16 int32 uint32 bool
+_WIDEN_OPS = {"Flatten", "Greater", "Less"}
+
+
+def widen_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Down from 9 (Flatten, Greater, Less): integer types are new in 9; the same values
+    are moved or compared exactly in double, so the node is wrapped in Casts."""
+    if w.op_type not in _WIDEN_OPS:
+        return
+    elem = s.elem_type(w.input(0))
+    if elem is None or elem in (1, 10, 11):
+        return  # float types (or unknown: the fit check reports what it must)
+    if elem not in _EXACT_IN_DOUBLE:
+        return
+    v = step.old_version
+    for i, x in enumerate(list(w.inputs)):
+        if x:
+            d = s.fresh(_base(w, f"in{i}_double"))
+            w.before.append(NewNode(_node("Cast", [x], [d], to=11), v))
+            w.inputs[i] = d
+    if w.op_type == "Flatten":
+        y = w.output(0)
+        d = s.fresh(_base(w, "out_double"))
+        w.outputs[0] = d
+        w.after.append(NewNode(_node("Cast", [d], [y], to=elem), v))
+    w.changed = True

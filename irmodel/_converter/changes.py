@@ -208,14 +208,18 @@ class OutputAdded(Change):
 
 def add_constant(w: NodeWork, s: Scope, values, elem_type: int, base: str, version: int,
                  scalar: bool = False) -> str:
-    """A Constant node (added before ``w``) holding ``values``; returns its output name."""
+    """A constant holding ``values`` for ``w`` (a Constant node added before it, or an
+    initializer of the graph); returns its name."""
     from .. import helper  # noqa: PLC0415
 
     values = list(values) if not scalar else [values]
     name = s.fresh(base)
     dims = [] if scalar else [len(values)]
     tensor = helper.make_tensor(name, elem_type, dims, values)
-    w.before.append(NewNode(helper.make_node("Constant", [], [name], value=tensor), version))
+    # A Constant node, as onnx's converter adds; an initializer where the Constant operator
+    # in force cannot hold the type (Constant-1 is float-only, up to opset 8).
+    if version >= 9 or elem_type in (1, 10, 11) or not s.add_initializer(tensor):
+        w.before.append(NewNode(helper.make_node("Constant", [], [name], value=tensor), version))
     return name
 
 

@@ -56,6 +56,7 @@ class NodeConverter:
         """Convert ``g``'s nodes in place (``g`` belongs to the copy being made)."""
         nodes = g.node
         spliced: list | None = None  # the new node list, made when a node became several
+        released: set[str] = set()  # inputs converted nodes no longer read (now attributes)
         for i in range(len(nodes)):
             node = nodes[i]
             npath = f"{path}.node[{i}]"
@@ -63,6 +64,8 @@ class NodeConverter:
                 where = f"{npath}.attribute[{ai}].{'g' if gi is None else f'graphs[{gi}]'}"
                 self.graph(sub, where, versions, Scope(self.facts, sub, scope, scope.typed))
             result = self.node(node, npath, versions, scope)
+            if result is not None:
+                released.update(set(node.input) - {x for n in result for x in n.input})
             if result is None:
                 if spliced is not None:
                     spliced.append(node)
@@ -76,6 +79,9 @@ class NodeConverter:
         if spliced is not None:
             del nodes[:]
             nodes.extend(spliced)
+        released.discard("")
+        if released and not self.report.problems:
+            _drop_dead_constants(g, released)
 
     # -- nodes ----------------------------------------------------------------------------
 
@@ -111,6 +117,7 @@ class NodeConverter:
             raise StepRefused("V006", f"{op} has no schema in domain {domain or 'ai.onnx'!r} "
                                       f"at opset {src}")
         source = schemas.schema(domain, op, cur)
+        _check_arity(w, source)
         if dst > src:
             for v in vs:
                 if v <= cur or v > dst:
@@ -196,6 +203,58 @@ class NodeConverter:
         for n in body:
             out.extend(self._new_node(NewNode(n, opset), domain, dst, scope, depth))
         return out
+
+
+def _check_arity(w: NodeWork, schema) -> None:
+    """The node must give the inputs and outputs its own version requires (no step can
+    make sense of one that does not)."""
+    for kind, names, params, least in (("input", w.inputs, schema.inputs, schema.min_input),
+                                       ("output", w.outputs, schema.outputs, schema.min_output)):
+        if len(names) < least or len(names) > (schema.max_input if kind == "input" else schema.max_output):
+            raise StepRefused("V005", f"{schema.name}-{schema.since_version} takes {least} or more "
+                                      f"{kind}s, the node has {len(names)}")
+        for i, p in enumerate(params):
+            if p.option == 0 and i < least and not (names[i] if i < len(names) else ""):
+                raise StepRefused("V005", f"required {kind} {i} ({p.name!r}) of "
+                                          f"{schema.name}-{schema.since_version} is missing")
+
+
+def _uses(g, into: set[str]) -> None:
+    """Every name read in ``g`` and its subgraphs (outer names included)."""
+    for n in g.node:
+        into.update(n.input)
+        for _, _, sub in subgraphs(n):
+            _uses(sub, into)
+            into.update(vi.name for vi in sub.output)
+
+
+def _drop_dead_constants(g, released: set[str]) -> None:
+    """Remove Constant nodes and initializers whose value became an attribute and that
+    nothing else reads (onnx's converter removes them too)."""
+    used: set[str] = set()
+    _uses(g, used)
+    if hasattr(g, "output"):
+        used.update(vi.name for vi in g.output)
+    else:
+        used.update(g.output)
+    dead = released - used
+    if not dead:
+        return
+    removed: set[str] = set()
+    nodes = g.node
+    for i in reversed(range(len(nodes))):
+        n = nodes[i]
+        if (n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.output) == 1
+                and n.output[0] in dead):
+            removed.add(n.output[0])
+            del nodes[i]
+    if hasattr(g, "initializer"):
+        removed.update(t.name for t in g.initializer if t.name in dead)
+        # an initializer that was also declared an input (IR < 4) goes with its declaration
+        for field in (g.initializer, g.input, g.value_info):
+            for i in reversed(range(len(field))):
+                if field[i].name in removed:
+                    del field[i]
 
 
 # -- the model ----------------------------------------------------------------------------------

@@ -25,8 +25,12 @@ CODES = {
 }
 
 
-class ConversionError(ValidationError):
-    """The model cannot be converted to the target opset; ``problems`` lists every reason."""
+class ConversionError(ValidationError, RuntimeError):
+    """The model cannot be converted to the target opset; ``problems`` lists every reason.
+
+    A `ValidationError` (so a ``ValueError``) like every error about a model's content, and
+    a ``RuntimeError``, which is what onnx documents ``convert_version`` to raise when a
+    conversion is not supported (its callers catch that)."""
 
 
 #: onnx.version_converter's name for the same error (onnx raises it from C++).

@@ -37,10 +37,12 @@ class ModelFacts:
 
     def __init__(self, model) -> None:
         self._model = model
+        self.ir_version = model.ir_version
         self._types: dict[str, Any] | None = None
         self._names: set[str] | None = None
         self._counter = 0
         self._pending: list = []
+        self._added_types: dict = {}
 
     # -- types --------------------------------------------------------------------------
 
@@ -75,12 +77,19 @@ class ModelFacts:
             graph(model.graph)
         return types
 
+    def note_type(self, name: str, elem: int, dims: tuple) -> None:
+        """Record the type of a tensor the converter added."""
+        from ..inference.types import TensorType  # noqa: PLC0415
+
+        self._added_types[name] = TensorType(elem, dims)
+
     def type_of(self, name: str):
         """The inference `Type` of ``name``, or None when not known."""
         if not name:
             return None
         if self._types is None:
             self._types = self._collect_types()
+            self._types.update(self._added_types)
         while self._pending:
             self._infer_added(*self._pending.pop(0))
         return self._types.get(name)
@@ -92,6 +101,7 @@ class ModelFacts:
         self._pending.append((node, domain, version, scope))
 
     def _infer_added(self, node, domain: str, version: int, scope: Scope) -> None:
+        self._types.update(self._added_types)
         if not any(n in self._types for n in node.input if n):
             return
         from .. import defs  # noqa: PLC0415
@@ -173,10 +183,12 @@ class Scope:
         """name -> TensorProto or Constant node, for the names this graph defines as constants."""
         found: dict[str, Any] = {}
         g = self.graph
-        graph_inputs = {vi.name for vi in g.input} if hasattr(g, "initializer") else set()
         if hasattr(g, "initializer"):
+            # An initializer that is also a graph input is a default the caller may override
+            # (IR 4 on); before IR 4 every initializer had to be an input, and was constant.
+            overridable = {vi.name for vi in g.input} if self.facts.ir_version >= 4 else set()
             for t in g.initializer:
-                if t.name not in graph_inputs:  # an initializer that is also an input can be overridden
+                if t.name not in overridable:
                     found[t.name] = t
         for n in g.node:
             if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.output) == 1:
@@ -194,9 +206,25 @@ class Scope:
                 scope._constants = scope._collect_constants()
             src = scope._constants.get(name)
             if src is not None:
-                return _constant_value(src)
+                try:
+                    return _constant_value(src)
+                except Exception as e:  # noqa: BLE001 - a malformed tensor: the file's fault
+                    raise StepRefused("V003", f"constant {name!r} cannot be read: "
+                                              f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
             scope = scope.parent
         return None
+
+    def add_initializer(self, tensor) -> bool:
+        """Add ``tensor`` to this graph's initializers (False in a function body, which has
+        none, or before IR 4, where an initializer must also be declared an input)."""
+        if not hasattr(self.graph, "initializer") or self.facts.ir_version < 4:
+            return False
+        self.graph.initializer.append(tensor)
+        if self._constants is None:
+            self._constants = self._collect_constants()
+        self._constants[tensor.name] = tensor
+        self.facts.note_type(tensor.name, tensor.data_type, tuple(tensor.dims))
+        return True
 
     def add_known(self, node) -> None:
         """Make a Constant node the converter added known as a constant of this scope."""

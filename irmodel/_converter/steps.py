@@ -89,6 +89,7 @@ _at(8, "MaxPool", AttrAdded("storage_order", old=0), OutputAdded(1, "Indices"))
 # -- opset 9 -----------------------------------------------------------------------------------
 _at(9, "BatchNormalization", AttrRemoved("spatial", neutral=1))
 _at(9, "Upsample", AttrToInput("scales", 1, elem=FLOAT, as_float=True))
+_at(9, ("Flatten", "Greater", "Less"), Code(None, a.widen_down, "integer types"))
 _at(9, "Scan", Refused("Scan-8 (batch axis, sequence_lens) and Scan-9 are not converted: "
                        "the scan axes and the inputs' ranks differ"))
 
@@ -197,7 +198,8 @@ _at(25, "Attention", AttrAdded("left_window_size", old=-1), AttrAdded("right_win
 # -- opset 27-28 ---------------------------------------------------------------------------------
 _at(27, "Range", AttrAdded("stash_type", old=1))
 _at(28, "SpaceToDepth", AttrAdded("mode", old="DCR"))
-_same(28, ("DepthToSpace", "Mod"), "wording and types")
+_same(28, "DepthToSpace", "wording and types")
+_at(28, "Mod", Code(None, a.mod_fmod_down, "fmod=0 defined for floating-point types"))
 
 # -- blank steps read in the changelog: same computation --------------------------------------------
 _same(16, ("ScatterElements", "ScatterND"), "")
