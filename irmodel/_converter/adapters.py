@@ -531,3 +531,65 @@ def widen_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
         w.outputs[0] = d
         w.after.append(NewNode(_node("Cast", [d], [y], to=elem), v))
     w.changed = True
+
+
+# -- Scan at 9: no batch axis -------------------------------------------------------------------
+
+def scan_8_9_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Up to 9: Scan-8 ran its body once per batch entry (axis 0 of every input and output);
+    Scan-9 has no batch axis.  With a batch of one, the axis is squeezed from the inputs and
+    put back on the outputs; a larger batch would need a loop around the scan (refused)."""
+    if w.input(0):
+        raise StepRefused("V003", "sequence_lens has no equivalent from version 9 on")
+    for x in w.inputs[1:]:
+        shape = s.shape(x)
+        if shape is None or not shape or shape[0] != 1:
+            raise StepRefused("V007" if shape is None or not isinstance(shape[0] if shape else None, int)
+                              else "V003",
+                              f"input {x!r} must have a batch of 1 (axis 0) for Scan-9, which has "
+                              f"no batch axis")
+    directions = w.value("directions")
+    w.drop("directions")
+    if directions is not None:
+        w.set("scan_input_directions", directions)
+    new_inputs = []
+    for i, x in enumerate(w.inputs[1:]):
+        sq = s.fresh(_base(w, f"in{i}_unbatched"))
+        w.before.append(NewNode(_node("Squeeze", [x], [sq], axes=[0]), step.old_version))
+        new_inputs.append(sq)
+    w.inputs = new_inputs
+    for i, y in enumerate(list(w.outputs)):
+        if y:
+            inner = s.fresh(_base(w, f"out{i}_unbatched"))
+            w.outputs[i] = inner
+            w.after.append(NewNode(_node("Unsqueeze", [inner], [y], axes=[0]), step.old_version))
+    w.changed = True
+
+
+def scan_8_9_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Down to 8: a batch of one is added on axis 0 of every input and taken off the
+    outputs; Scan-8 scans axis 1 forwards (or as ``directions`` say) and has no output
+    directions, so other axes or reversed outputs are refused."""
+    for name in ("scan_input_axes", "scan_output_axes"):
+        if any(v != 0 for v in (w.value(name) or [])):
+            raise StepRefused("V003", f"{name} other than 0 are new in version 9")
+    if any(w.value("scan_output_directions") or []):
+        raise StepRefused("V003", "scan_output_directions are new in version 9")
+    for name in ("scan_input_axes", "scan_output_axes", "scan_output_directions"):
+        w.drop(name)
+    directions = w.value("scan_input_directions")
+    w.drop("scan_input_directions")
+    if directions is not None:
+        w.set("directions", directions)
+    new_inputs = [""]
+    for i, x in enumerate(w.inputs):
+        b = s.fresh(_base(w, f"in{i}_batched"))
+        w.before.append(NewNode(_node("Unsqueeze", [x], [b], axes=[0]), step.old_version))
+        new_inputs.append(b)
+    w.inputs = new_inputs
+    for i, y in enumerate(list(w.outputs)):
+        if y:
+            inner = s.fresh(_base(w, f"out{i}_batched"))
+            w.outputs[i] = inner
+            w.after.append(NewNode(_node("Squeeze", [inner], [y], axes=[0]), step.old_version))
+    w.changed = True

@@ -212,7 +212,12 @@ def add_constant(w: NodeWork, s: Scope, values, elem_type: int, base: str, versi
     initializer of the graph); returns its name."""
     from .. import helper  # noqa: PLC0415
 
-    values = list(values) if not scalar else [values]
+    if scalar:
+        values = [values]
+    elif isinstance(values, (list, tuple)):
+        values = list(values)
+    else:
+        values = [values]  # a single attribute value becomes a 1-element tensor (TopK's k)
     name = s.fresh(base)
     dims = [] if scalar else [len(values)]
     tensor = helper.make_tensor(name, elem_type, dims, values)
@@ -230,12 +235,14 @@ class AttrToInput(Change):
     given, is what an absent attribute meant).  Down: the input must be a constant (an
     initializer or a Constant node); its value becomes the attribute (``absent``: the value
     an absent input meant, when the old attribute's default differs).  ``elem=None``: the
-    element type of input ``like`` (Pad's value, Clip's bounds).
+    element type of input ``like`` (Pad's value, Clip's bounds); ``single``: the attribute is
+    one int (TopK's k).
     """
 
     def __init__(self, name: str, index: int, elem: int | None = INT64, scalar: bool = False,
-                 absent: Any = None, like: int = 0, as_float: bool = False, note: str = "") -> None:
-        self.name, self.index, self.elem, self.scalar = name, index, elem, scalar
+                 absent: Any = None, like: int = 0, as_float: bool = False, single: bool = False,
+                 note: str = "") -> None:
+        self.name, self.index, self.elem, self.scalar, self.single = name, index, elem, scalar, single
         self.absent, self.like, self.as_float, self.note = absent, like, as_float, note
 
     def up(self, w, s, step) -> None:
@@ -262,7 +269,9 @@ class AttrToInput(Change):
             return
         value = s.constant(name)
         if value is None:
-            raise StepRefused("V002", f"input {self.name!r} ({name!r}) is not a constant, and "
+            what = ("a graph input (its initializer is a default the caller may override)"
+                    if s.is_graph_input(name) else "not a constant")
+            raise StepRefused("V002", f"input {self.name!r} ({name!r}) is {what}, and "
                                       f"versions before {step.version} take it as an attribute")
         flat = value.reshape(-1).tolist()
         if self.scalar or self.as_float:
@@ -270,6 +279,10 @@ class AttrToInput(Change):
                 raise StepRefused("V003", f"input {self.name!r} has {len(flat)} values, the attribute one")
             v = flat[0] if self.scalar else [float(x) for x in flat]
             w.set(self.name, float(v) if self.as_float and self.scalar else v)
+        elif self.single:
+            if len(flat) != 1:
+                raise StepRefused("V003", f"input {self.name!r} has {len(flat)} values, the attribute one")
+            w.set(self.name, int(flat[0]))
         else:
             w.set(self.name, [int(x) for x in flat])
         w.inputs[self.index] = ""

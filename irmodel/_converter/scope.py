@@ -214,6 +214,15 @@ class Scope:
             scope = scope.parent
         return None
 
+    def is_graph_input(self, name: str) -> bool:
+        scope: Scope | None = self
+        while scope is not None:
+            g = scope.graph
+            if hasattr(g, "initializer") and any(vi.name == name for vi in g.input):
+                return True
+            scope = scope.parent
+        return False
+
     def add_initializer(self, tensor) -> bool:
         """Add ``tensor`` to this graph's initializers (False in a function body, which has
         none, or before IR 4, where an initializer must also be declared an input)."""

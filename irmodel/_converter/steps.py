@@ -90,8 +90,7 @@ _at(8, "MaxPool", AttrAdded("storage_order", old=0), OutputAdded(1, "Indices"))
 _at(9, "BatchNormalization", AttrRemoved("spatial", neutral=1))
 _at(9, "Upsample", AttrToInput("scales", 1, elem=FLOAT, as_float=True))
 _at(9, ("Flatten", "Greater", "Less"), Code(None, a.widen_down, "integer types"))
-_at(9, "Scan", Refused("Scan-8 (batch axis, sequence_lens) and Scan-9 are not converted: "
-                       "the scan axes and the inputs' ranks differ"))
+_at(9, "Scan", Code(a.scan_8_9_up, a.scan_8_9_down, "no batch axis; sequence_lens removed"))
 
 # -- opset 10 ----------------------------------------------------------------------------------
 _at(10, ("AveragePool",), AttrAdded("ceil_mode", old=0))
@@ -100,7 +99,7 @@ _at(10, "Upsample", Code(a.upsample_to_resize_up, None, "deprecated: Resize-10 c
 _at(10, "Resize", Code(None, a.resize_to_upsample_down, "below 10, Resize-10 is Upsample-9"))
 _at(10, "Slice", AttrToInput("starts", 1), AttrToInput("ends", 2), AttrToInput("axes", 3),
     Code(None, a.slice_steps_down, "input 'steps' added"))
-_at(10, "TopK", AttrToInput("k", 1))
+_at(10, "TopK", AttrToInput("k", 1, single=True))
 _same(10, "Dropout", "the mask output's type is bool (was T)")
 
 # -- opset 11 ----------------------------------------------------------------------------------
