@@ -270,7 +270,7 @@ class AttrToInput(Change):
         value = s.constant(name)
         if value is None:
             what = ("a graph input (its initializer is a default the caller may override)"
-                    if s.is_graph_input(name) else "not a constant")
+                    if s.overridable(name) else "not a constant")
             raise StepRefused("V002", f"input {self.name!r} ({name!r}) is {what}, and "
                                       f"versions before {step.version} take it as an attribute")
         flat = value.reshape(-1).tolist()

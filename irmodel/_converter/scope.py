@@ -214,11 +214,13 @@ class Scope:
             scope = scope.parent
         return None
 
-    def is_graph_input(self, name: str) -> bool:
+    def overridable(self, name: str) -> bool:
+        """Is ``name`` a graph input whose initializer is only its default value?"""
         scope: Scope | None = self
         while scope is not None:
             g = scope.graph
-            if hasattr(g, "initializer") and any(vi.name == name for vi in g.input):
+            if (hasattr(g, "initializer") and any(vi.name == name for vi in g.input)
+                    and any(t.name == name for t in g.initializer)):
                 return True
             scope = scope.parent
         return False
