@@ -593,3 +593,18 @@ def scan_8_9_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
             w.outputs[i] = inner
             w.after.append(NewNode(_node("Squeeze", [inner], [y], axes=[0]), step.old_version))
     w.changed = True
+
+
+def constant_to_initializer_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Down from 9: Constant-1 holds float types only; another type's value becomes an
+    initializer of the graph (a function body has none: the fit check then reports it)."""
+    a = w.attrs.get("value")
+    if a is None or a.ref_attr_name or a.t.data_type in (1, 10, 11):
+        return
+    from .. import TensorProto  # noqa: PLC0415
+
+    t = TensorProto()
+    t.CopyFrom(a.t)
+    t.name = w.output(0)
+    if s.add_initializer(t):
+        w.removed = True

@@ -151,6 +151,11 @@ class NodeConverter:
                 if w.op_type != op:  # replaced by an older operator (ScatterElements -> Scatter)
                     return self._finish_replaced(w, domain, prev, dst, scope, depth)
                 cur = prev
+        if w.removed:
+            out: list = []
+            for extra in w.before + w.after:
+                out.extend(self._new_node(extra, domain, dst, scope, depth))
+            return out
         target = schemas.schema(domain, op, cur)
         check_fit(w, scope, source, target)
         return self._assemble(w, domain, dst, scope, depth)

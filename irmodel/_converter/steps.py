@@ -90,6 +90,7 @@ _at(8, "MaxPool", AttrAdded("storage_order", old=0), OutputAdded(1, "Indices"))
 _at(9, "BatchNormalization", AttrRemoved("spatial", neutral=1))
 _at(9, "Upsample", AttrToInput("scales", 1, elem=FLOAT, as_float=True))
 _at(9, ("Flatten", "Greater", "Less"), Code(None, a.widen_down, "integer types"))
+_at(9, "Constant", Code(None, a.constant_to_initializer_down, "types other than float"))
 _at(9, "Scan", Code(a.scan_8_9_up, a.scan_8_9_down, "no batch axis; sequence_lens removed"))
 
 # -- opset 10 ----------------------------------------------------------------------------------

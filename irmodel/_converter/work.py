@@ -46,6 +46,8 @@ class NodeWork:
         #: Set when the node is replaced by other nodes (a function body): they are the result.
         self.replacement: list[NewNode] | None = None
         self.changed = False
+        #: Set when the node's job is done otherwise (a Constant that became an initializer).
+        self.removed = False
 
     # -- attributes -------------------------------------------------------------------
 
