@@ -106,7 +106,7 @@ def legacy_broadcast_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     a, b = s.shape(w.input(0)), s.shape(w.input(1))
     if a is not None and b is not None and a == b and _known_dims(a):
         return
-    if not (_known_dims(a) and _known_dims(b)):
+    if a is None or b is None or not (_known_dims(a) and _known_dims(b)):
         raise StepRefused("V007", "the input shapes are not known, and before version 7 "
                                   "broadcasting must be declared")
     if len(b) <= len(a) and tuple(a[len(a) - len(b):]) == tuple(b):

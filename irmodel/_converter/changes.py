@@ -277,8 +277,10 @@ class AttrToInput(Change):
         if self.scalar or self.as_float:
             if len(flat) != 1 and self.scalar:
                 raise StepRefused("V003", f"input {self.name!r} has {len(flat)} values, the attribute one")
-            v = flat[0] if self.scalar else [float(x) for x in flat]
-            w.set(self.name, float(v) if self.as_float and self.scalar else v)
+            if self.scalar:
+                w.set(self.name, float(flat[0]) if self.as_float else flat[0])
+            else:
+                w.set(self.name, [float(x) for x in flat])
         elif self.single:
             if len(flat) != 1:
                 raise StepRefused("V003", f"input {self.name!r} has {len(flat)} values, the attribute one")

@@ -166,7 +166,9 @@ class NodeConverter:
         w2 = NodeWork(w.to_node())
         w2.before, w2.after = w.before, w.after
         out = self.take(w2, domain, at, dst, scope, depth + 1)
-        return out if out is not None else self._assemble(w2, domain, dst, scope, depth, force=True)
+        if out is None:
+            out = self._assemble(w2, domain, dst, scope, depth, force=True)
+        return out if out is not None else [w2.to_node()]
 
     def _assemble(self, w: NodeWork, domain: str, dst: int, scope: Scope, depth: int,
                   force: bool = False) -> list | None:

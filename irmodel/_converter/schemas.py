@@ -47,7 +47,7 @@ def in_force(domain: str, op: str, opset: int) -> int | None:
 
 def all_steps(domains=("", "ai.onnx.ml")) -> list[tuple[str, str, int, int]]:
     """Every version step (domain, op, old since_version, new since_version)."""
-    out = []
+    out: list[tuple[str, str, int, int]] = []
     for (domain, op), (vs, _) in sorted(_index().items()):
         if domain in domains:
             out.extend((domain, op, a, b) for a, b in zip(vs, vs[1:]))

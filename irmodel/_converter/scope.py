@@ -101,8 +101,11 @@ class ModelFacts:
         self._pending.append((node, domain, version, scope))
 
     def _infer_added(self, node, domain: str, version: int, scope: Scope) -> None:
-        self._types.update(self._added_types)
-        if not any(n in self._types for n in node.input if n):
+        known = self._types
+        if known is None:
+            return
+        known.update(self._added_types)
+        if not any(n in known for n in node.input if n):
             return
         from .. import defs  # noqa: PLC0415
         from ..inference import infer_node_outputs  # noqa: PLC0415
@@ -112,7 +115,7 @@ class ModelFacts:
             schema = defs.get_schema(node.op_type, version, domain)
         except Exception:  # noqa: BLE001 - an op the registry does not know: no types
             return
-        types = {n: type_to_proto(self._types[n]) for n in node.input if n in self._types}
+        types = {n: type_to_proto(known[n]) for n in node.input if n in known}
         data = {}
         for n in node.input:
             value = scope.constant(n)
@@ -125,8 +128,8 @@ class ModelFacts:
         except Exception:  # noqa: BLE001 - types are a help here, never a requirement
             return
         for name, tp in out.items():
-            if name and name not in self._types and tp.WhichOneof("value"):
-                self._types[name] = type_from_proto(tp)
+            if name and name not in known and tp.WhichOneof("value"):
+                known[name] = type_from_proto(tp)
 
     # -- names --------------------------------------------------------------------------
 
