@@ -58,6 +58,14 @@ class Change:
     def down(self, w: NodeWork, s: Scope, step: StepInfo) -> None:
         return None
 
+    def describe(self) -> str:
+        """One line for the step list (docs/version-converter-steps.md)."""
+        return self.note or type(self).__name__
+
+
+def _old_text(old) -> str:
+    return {id(ANY): "any value", id(ONES): "all ones", id(ABSENT): "absent"}.get(id(old)) or repr(old)
+
 
 def _same(value, old) -> bool:
     if old is ANY:
@@ -95,6 +103,10 @@ class AttrAdded(Change):
     def __init__(self, name: str, old: Any = ABSENT, note: str = "") -> None:
         self.name, self.old, self.note = name, old, note
 
+    def describe(self) -> str:
+        return (f"attribute `{self.name}` added (before: as if {_old_text(self.old)})"
+                + (f"; {self.note}" if self.note else ""))
+
     def up(self, w, s, step) -> None:
         if w.has(self.name) or self.old in (ANY, ABSENT, ONES):
             return
@@ -113,6 +125,8 @@ class AttrAdded(Change):
         w.drop(self.name)
 
 
+
+
 class AttrRemoved(Change):
     """Attribute ``name`` removed; the new version behaves as if it were ``neutral``.
 
@@ -122,6 +136,10 @@ class AttrRemoved(Change):
 
     def __init__(self, name: str, neutral: Any = ANY, down_value: Any = None, note: str = "") -> None:
         self.name, self.neutral, self.down_value, self.note = name, neutral, down_value, note
+
+    def describe(self) -> str:
+        down = f"; set to {self.down_value!r} going down" if self.down_value is not None else ""
+        return f"attribute `{self.name}` removed (must be {_old_text(self.neutral)} going up){down}"
 
     def up(self, w, s, step) -> None:
         value = w.value(self.name)
@@ -137,11 +155,16 @@ class AttrRemoved(Change):
             w.set(self.name, self.down_value)
 
 
+
+
 class AttrRenamed(Change):
     """Attribute ``old`` is called ``new`` from this version on."""
 
     def __init__(self, old: str, new: str, note: str = "") -> None:
         self.old_name, self.new_name, self.note = old, new, note
+
+    def describe(self) -> str:
+        return f"attribute `{self.old_name}` renamed `{self.new_name}`"
 
     def up(self, w, s, step) -> None:
         w.rename_attr(self.old_name, self.new_name)
@@ -150,16 +173,23 @@ class AttrRenamed(Change):
         w.rename_attr(self.new_name, self.old_name)
 
 
+
+
 class AttrValuesAdded(Change):
     """Attribute ``name`` accepts ``values`` from this version on; down they are refused."""
 
     def __init__(self, name: str, values: tuple, note: str = "") -> None:
         self.name, self.values, self.note = name, values, note
 
+    def describe(self) -> str:
+        return f"attribute `{self.name}` accepts {', '.join(map(repr, self.values))}"
+
     def down(self, w, s, step) -> None:
         value = w.value(self.name, _schema_default(step.new, self.name))
         if value in self.values:
             raise StepRefused("V003", f"attribute {self.name}={value!r} is new in version {step.version}")
+
+
 
 
 class NegativeAxes(Change):
@@ -170,6 +200,9 @@ class NegativeAxes(Change):
 
     def __init__(self, name: str, of: int = 0, default: Any = None, note: str = "") -> None:
         self.name, self.of, self.default, self.note = name, of, default, note
+
+    def describe(self) -> str:
+        return f"`{self.name}` may be negative"
 
     def down(self, w, s, step) -> None:
         value = w.value(self.name, self.default)
@@ -184,15 +217,22 @@ class NegativeAxes(Change):
         w.set(self.name, fixed if isinstance(value, list) else fixed[0])
 
 
+
+
 class InputAdded(Change):
     """Optional input ``index`` (``name``) added; down it must be absent."""
 
     def __init__(self, index: int, name: str, note: str = "") -> None:
         self.index, self.name, self.note = index, name, note
 
+    def describe(self) -> str:
+        return f"optional input `{self.name}` added"
+
     def down(self, w, s, step) -> None:
         if w.input(self.index):
             raise StepRefused("V005", f"input {self.name!r} does not exist before version {step.version}")
+
+
 
 
 class OutputAdded(Change):
@@ -201,9 +241,14 @@ class OutputAdded(Change):
     def __init__(self, index: int, name: str, note: str = "") -> None:
         self.index, self.name, self.note = index, name, note
 
+    def describe(self) -> str:
+        return f"optional output `{self.name}` added"
+
     def down(self, w, s, step) -> None:
         if w.output(self.index):
             raise StepRefused("V005", f"output {self.name!r} does not exist before version {step.version}")
+
+
 
 
 def add_constant(w: NodeWork, s: Scope, values, elem_type: int, base: str, version: int,
@@ -244,6 +289,9 @@ class AttrToInput(Change):
                  note: str = "") -> None:
         self.name, self.index, self.elem, self.scalar, self.single = name, index, elem, scalar, single
         self.absent, self.like, self.as_float, self.note = absent, like, as_float, note
+
+    def describe(self) -> str:
+        return f"attribute `{self.name}` became input {self.index}"
 
     def up(self, w, s, step) -> None:
         value = w.value(self.name)
@@ -292,11 +340,18 @@ class AttrToInput(Change):
         w.changed = True
 
 
+
+
 class Code(Change):
     """A change a table cannot say: functions written in `adapters` (None: nothing to do)."""
 
     def __init__(self, up: Callable | None, down: Callable | None, note: str = "") -> None:
         self._up, self._down, self.note = up, down, note
+
+    def describe(self) -> str:
+        code = ", ".join(f"{d} `{f.__name__}`" for d, f in (("up", self._up), ("down", self._down))
+                         if f is not None)
+        return f"{self.note} (code: {code})" if code else self.note
 
     def up(self, w, s, step) -> None:
         if self._up is not None:
@@ -307,12 +362,17 @@ class Code(Change):
             self._down(w, s, step)
 
 
+
+
 class Refused(Change):
     """A step not taken in one direction (``up``/``down`` False): the reason is reported."""
 
     def __init__(self, reason: str, up: bool = True, down: bool = True) -> None:
         self.reason, self._up, self._down = reason, up, down
         self.note = reason
+
+    def describe(self) -> str:
+        return f"not converted: {self.reason}"
 
     def up(self, w, s, step) -> None:
         if self._up:
@@ -321,3 +381,5 @@ class Refused(Change):
     def down(self, w, s, step) -> None:
         if self._down:
             raise StepRefused("V003", self.reason)
+
+
