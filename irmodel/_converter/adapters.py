@@ -535,6 +535,24 @@ def widen_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
 
 # -- Scan at 9: no batch axis -------------------------------------------------------------------
 
+def _wrap_axis0(w: NodeWork, s: Scope, version: int, inputs: list[str], on_inputs: str,
+                on_outputs: str, what: str) -> None:
+    """``w`` reads ``inputs`` through ``on_inputs`` (Squeeze or Unsqueeze of axis 0) and
+    its outputs are passed through ``on_outputs``: the batch axis taken off or put on."""
+    new_inputs = []
+    for i, x in enumerate(inputs):
+        name = s.fresh(_base(w, f"in{i}_{what}"))
+        w.before.append(NewNode(_node(on_inputs, [x], [name], axes=[0]), version))
+        new_inputs.append(name)
+    w.inputs = new_inputs
+    for i, y in enumerate(list(w.outputs)):
+        if y:
+            inner = s.fresh(_base(w, f"out{i}_{what}"))
+            w.outputs[i] = inner
+            w.after.append(NewNode(_node(on_outputs, [inner], [y], axes=[0]), version))
+    w.changed = True
+
+
 def scan_8_9_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
     """Up to 9: Scan-8 ran its body once per batch entry (axis 0 of every input and output);
     Scan-9 has no batch axis.  With a batch of one, the axis is squeezed from the inputs and
@@ -552,18 +570,7 @@ def scan_8_9_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
     w.drop("directions")
     if directions is not None:
         w.set("scan_input_directions", directions)
-    new_inputs = []
-    for i, x in enumerate(w.inputs[1:]):
-        sq = s.fresh(_base(w, f"in{i}_unbatched"))
-        w.before.append(NewNode(_node("Squeeze", [x], [sq], axes=[0]), step.old_version))
-        new_inputs.append(sq)
-    w.inputs = new_inputs
-    for i, y in enumerate(list(w.outputs)):
-        if y:
-            inner = s.fresh(_base(w, f"out{i}_unbatched"))
-            w.outputs[i] = inner
-            w.after.append(NewNode(_node("Unsqueeze", [inner], [y], axes=[0]), step.old_version))
-    w.changed = True
+    _wrap_axis0(w, s, step.old_version, w.inputs[1:], "Squeeze", "Unsqueeze", "unbatched")
 
 
 def scan_8_9_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
@@ -581,18 +588,8 @@ def scan_8_9_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     w.drop("scan_input_directions")
     if directions is not None:
         w.set("directions", directions)
-    new_inputs = [""]
-    for i, x in enumerate(w.inputs):
-        b = s.fresh(_base(w, f"in{i}_batched"))
-        w.before.append(NewNode(_node("Unsqueeze", [x], [b], axes=[0]), step.old_version))
-        new_inputs.append(b)
-    w.inputs = new_inputs
-    for i, y in enumerate(list(w.outputs)):
-        if y:
-            inner = s.fresh(_base(w, f"out{i}_batched"))
-            w.outputs[i] = inner
-            w.after.append(NewNode(_node("Squeeze", [inner], [y], axes=[0]), step.old_version))
-    w.changed = True
+    _wrap_axis0(w, s, step.old_version, w.inputs, "Unsqueeze", "Squeeze", "batched")
+    w.inputs.insert(0, "")  # sequence_lens: absent
 
 
 def constant_to_initializer_down(w: NodeWork, s: Scope, step: StepInfo) -> None:

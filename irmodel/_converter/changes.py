@@ -125,8 +125,6 @@ class AttrAdded(Change):
         w.drop(self.name)
 
 
-
-
 class AttrRemoved(Change):
     """Attribute ``name`` removed; the new version behaves as if it were ``neutral``.
 
@@ -155,8 +153,6 @@ class AttrRemoved(Change):
             w.set(self.name, self.down_value)
 
 
-
-
 class AttrRenamed(Change):
     """Attribute ``old`` is called ``new`` from this version on."""
 
@@ -173,8 +169,6 @@ class AttrRenamed(Change):
         w.rename_attr(self.new_name, self.old_name)
 
 
-
-
 class AttrValuesAdded(Change):
     """Attribute ``name`` accepts ``values`` from this version on; down they are refused."""
 
@@ -188,8 +182,6 @@ class AttrValuesAdded(Change):
         value = w.value(self.name, _schema_default(step.new, self.name))
         if value in self.values:
             raise StepRefused("V003", f"attribute {self.name}={value!r} is new in version {step.version}")
-
-
 
 
 class NegativeAxes(Change):
@@ -217,8 +209,6 @@ class NegativeAxes(Change):
         w.set(self.name, fixed if isinstance(value, list) else fixed[0])
 
 
-
-
 class InputAdded(Change):
     """Optional input ``index`` (``name``) added; down it must be absent."""
 
@@ -233,8 +223,6 @@ class InputAdded(Change):
             raise StepRefused("V005", f"input {self.name!r} does not exist before version {step.version}")
 
 
-
-
 class OutputAdded(Change):
     """Optional output ``index`` (``name``) added; down it must be unused."""
 
@@ -247,8 +235,6 @@ class OutputAdded(Change):
     def down(self, w, s, step) -> None:
         if w.output(self.index):
             raise StepRefused("V005", f"output {self.name!r} does not exist before version {step.version}")
-
-
 
 
 def add_constant(w: NodeWork, s: Scope, values, elem_type: int, base: str, version: int,
@@ -340,8 +326,6 @@ class AttrToInput(Change):
         w.changed = True
 
 
-
-
 class Code(Change):
     """A change a table cannot say: functions written in `adapters` (None: nothing to do)."""
 
@@ -362,8 +346,6 @@ class Code(Change):
             self._down(w, s, step)
 
 
-
-
 class Refused(Change):
     """A step not taken in one direction (``up``/``down`` False): the reason is reported."""
 
@@ -381,5 +363,3 @@ class Refused(Change):
     def down(self, w, s, step) -> None:
         if self._down:
             raise StepRefused("V003", self.reason)
-
-

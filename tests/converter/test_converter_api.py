@@ -209,3 +209,24 @@ def test_node_corpus_models_convert_or_raise_only_the_documented_error(node_corp
             except vc.ConversionError:
                 pass
     assert cs.ORT_MIN_OPSET == 7
+
+
+def test_scan_9_to_8_and_back_computes_the_same():
+    """Scan-8 has a batch axis; a batch of one is put on and taken off around the scan
+    (onnx's converter only rewrites the declared shapes, changing the inputs' rank)."""
+    body = oh.make_graph(
+        [oh.make_node("Add", ["s_in", "x_t"], ["s_out"]), oh.make_node("Identity", ["s_out"], ["y_t"])],
+        "body", [oh.make_tensor_value_info("s_in", T.FLOAT, [2]), oh.make_tensor_value_info("x_t", T.FLOAT, [2])],
+        [oh.make_tensor_value_info("s_out", T.FLOAT, [2]), oh.make_tensor_value_info("y_t", T.FLOAT, [2])])
+    g = oh.make_graph([oh.make_node("Scan", ["s0", "xs"], ["s", "ys"], body=body, num_scan_inputs=1)], "g",
+                      [oh.make_tensor_value_info("s0", T.FLOAT, [2]), oh.make_tensor_value_info("xs", T.FLOAT, [3, 2])],
+                      [oh.make_tensor_value_info("s", T.FLOAT, [2]), oh.make_tensor_value_info("ys", T.FLOAT, [3, 2])])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 9)], ir_version=4)
+    feeds = {"s0": np.array([1, 2], np.float32), "xs": np.arange(6, dtype=np.float32).reshape(3, 2)}
+    expected = _run(m.SerializeToString(), feeds)
+    down = vc.convert_version(_ours(m), 8)
+    assert "Scan" in [n.op_type for n in down.graph.node]
+    for got_model in (down, vc.convert_version(down, 9)):
+        got = _run(got_model, feeds)
+        for e, g_ in zip(expected, got):
+            np.testing.assert_array_equal(g_, e)
