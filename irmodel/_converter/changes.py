@@ -301,13 +301,12 @@ class AttrToInput(Change):
             if self.absent is not None:
                 w.set(self.name, self.absent)
             return
-        value = s.constant(name)
-        if value is None:
+        flat = s.constant_floats(name) if (self.as_float or self.scalar) else s.constant_ints(name)
+        if flat is None:
             what = ("a graph input (its initializer is a default the caller may override)"
                     if s.overridable(name) else "not a constant")
             raise StepRefused("V002", f"input {self.name!r} ({name!r}) is {what}, and "
                                       f"versions before {step.version} take it as an attribute")
-        flat = value.reshape(-1).tolist()
         if self.scalar or self.as_float:
             if len(flat) != 1 and self.scalar:
                 raise StepRefused("V003", f"input {self.name!r} has {len(flat)} values, the attribute one")

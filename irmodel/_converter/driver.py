@@ -212,9 +212,20 @@ class NodeConverter:
         return out
 
 
+_ATTR_TYPES = {1: "FLOAT", 2: "INT", 3: "STRING", 4: "TENSOR", 5: "GRAPH", 6: "FLOATS", 7: "INTS",
+               8: "STRINGS", 9: "TENSORS", 10: "GRAPHS", 11: "SPARSE_TENSOR", 12: "SPARSE_TENSORS",
+               13: "TYPE_PROTO", 14: "TYPE_PROTOS"}
+
+
 def _check_arity(w: NodeWork, schema) -> None:
-    """The node must give the inputs and outputs its own version requires (no step can
-    make sense of one that does not)."""
+    """The node must be a node of its own version: the inputs and outputs it requires,
+    its attributes of the declared types (no step can make sense of one that is not)."""
+    for name, a in w.attrs.items():
+        declared = schema.attributes.get(name)
+        if declared is not None and a.type != declared.type:
+            raise StepRefused("V003", f"attribute {name!r} is {_ATTR_TYPES.get(a.type, a.type)}, "
+                                      f"{schema.name}-{schema.since_version} declares it "
+                                      f"{_ATTR_TYPES.get(declared.type, declared.type)}")
     for kind, names, params, least in (("input", w.inputs, schema.inputs, schema.min_input),
                                        ("output", w.outputs, schema.outputs, schema.min_output)):
         if len(names) < least or len(names) > (schema.max_input if kind == "input" else schema.max_output):

@@ -116,14 +116,14 @@ class ModelFacts:
         except Exception:  # noqa: BLE001 - an op the registry does not know: no types
             return
         types = {n: type_to_proto(known[n]) for n in node.input if n in known}
-        data = {}
-        for n in node.input:
-            value = scope.constant(n)
-            if value is not None and value.size <= 64:
-                from ..tensors import from_array  # noqa: PLC0415
-
-                data[n] = from_array(value, n)
         try:
+            data = {}
+            for n in node.input:
+                value = scope.constant(n)
+                if value is not None and value.size <= 64:
+                    from ..tensors import from_array  # noqa: PLC0415
+
+                    data[n] = from_array(value, n)
             out = infer_node_outputs(schema, node, types, data)
         except Exception:  # noqa: BLE001 - types are a help here, never a requirement
             return
@@ -248,8 +248,22 @@ class Scope:
             self._constants[node.output[0]] = node
 
     def constant_ints(self, name: str) -> list[int] | None:
+        """The values of integer constant ``name`` (None: not a constant)."""
         v = self.constant(name)
-        return None if v is None else [int(x) for x in v.reshape(-1)]
+        if v is None:
+            return None
+        if v.dtype.kind not in "iub":
+            raise StepRefused("V003", f"constant {name!r} holds {v.dtype}, not integers")
+        return [int(x) for x in v.reshape(-1)]
+
+    def constant_floats(self, name: str) -> list[float] | None:
+        """The values of numeric constant ``name`` as floats (None: not a constant)."""
+        v = self.constant(name)
+        if v is None:
+            return None
+        if v.dtype.kind not in "iubf":
+            raise StepRefused("V003", f"constant {name!r} holds {v.dtype}, not numbers")
+        return [float(x) for x in v.reshape(-1)]
 
     # -- types and shapes ---------------------------------------------------------------
 
