@@ -251,9 +251,9 @@ def _drop_dead_constants(g, released: set[str]) -> None:
     nothing else reads (onnx's converter removes them too)."""
     used: set[str] = set()
     _uses(g, used)
-    if hasattr(g, "output"):
+    if hasattr(g, "initializer"):  # a graph: its outputs are ValueInfoProtos
         used.update(vi.name for vi in g.output)
-    else:
+    else:  # a function: its outputs are names
         used.update(g.output)
     dead = released - used
     if not dead:

@@ -231,3 +231,20 @@ def test_scan_9_to_8_and_back_computes_the_same():
         got = _run(got_model, feeds)
         for e, g_ in zip(expected, got):
             np.testing.assert_array_equal(g_, e)
+
+
+def test_constant_axes_in_a_function_become_an_attribute_and_the_constant_goes():
+    f = oh.make_function("local", "SumRows", ["a"], ["b"],
+                         [oh.make_node("Constant", [], ["ax"], value_ints=[1]),
+                          oh.make_node("ReduceSum", ["a", "ax"], ["b"], keepdims=0)],
+                         [oh.make_opsetid("", 13)])
+    g = oh.make_graph([oh.make_node("SumRows", ["x"], ["y"], domain="local")], "g",
+                      [oh.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+                      [oh.make_tensor_value_info("y", T.FLOAT, [2])])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 13), oh.make_opsetid("local", 1)],
+                      ir_version=8, functions=[f])
+    out = vc.convert_version(_ours(m), 12)
+    assert [n.op_type for n in out.functions[0].node] == ["ReduceSum"]
+    assert [o.version for o in out.functions[0].opset_import] == [12]
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(_run(out, {"x": x})[0], x.sum(axis=1))
