@@ -605,3 +605,21 @@ def constant_to_initializer_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     t.name = w.output(0)
     if s.add_initializer(t):
         w.removed = True
+
+
+def dropout_mask_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Down from 12: in inference (the only mode before 12) Dropout-12's mask is all true;
+    Dropout-10's mask there is not defined (onnxruntime gives all false).  A used mask is
+    made apart: ConstantOfShape(Shape(x), true)."""
+    mask = w.output(1)
+    if not mask:
+        return
+    from .. import helper  # noqa: PLC0415
+
+    v = step.old_version
+    shape = s.fresh(_base(w, "mask_shape"))
+    w.outputs[1:] = []
+    w.changed = True
+    w.after.append(NewNode(_node("Shape", [w.input(0)], [shape]), v))
+    true = helper.make_tensor("value", 9, [1], [True])
+    w.after.append(NewNode(_node("ConstantOfShape", [shape], [mask], value=true), v))

@@ -134,7 +134,8 @@ _same(11, "Slice", "negative axes in the axes input (an input: not checked)")
 _at(12, ("ArgMax", "ArgMin"), AttrAdded("select_last_index", old=0))
 _at(12, "Constant", Code(None, a.constant_values_down, "value_float(s), value_int(s), value_string(s)"))
 _at(12, "Dropout", AttrToInput("ratio", 1, elem=FLOAT, scalar=True, as_float=True),
-    InputAdded(2, "training_mode"), AttrAdded("seed", old=ANY))
+    InputAdded(2, "training_mode"), AttrAdded("seed", old=ANY),
+    Code(None, a.dropout_mask_down, "the mask in inference is defined (all true)"))
 _at(12, "GatherND", AttrAdded("batch_dims", old=0))
 
 # -- opset 13 ----------------------------------------------------------------------------------
