@@ -247,23 +247,21 @@ class Scope:
                 self._constants = self._collect_constants()
             self._constants[node.output[0]] = node
 
-    def constant_ints(self, name: str) -> list[int] | None:
-        """The values of integer constant ``name`` (None: not a constant)."""
+    def _constant_values(self, name: str, kinds: str, what: str, convert) -> list | None:
         v = self.constant(name)
         if v is None:
             return None
-        if v.dtype.kind not in "iub":
-            raise StepRefused("V003", f"constant {name!r} holds {v.dtype}, not integers")
-        return [int(x) for x in v.reshape(-1)]
+        if v.dtype.kind not in kinds:
+            raise StepRefused("V003", f"constant {name!r} holds {v.dtype}, not {what}")
+        return [convert(x) for x in v.reshape(-1)]
+
+    def constant_ints(self, name: str) -> list[int] | None:
+        """The values of integer constant ``name`` (None: not a constant)."""
+        return self._constant_values(name, "iub", "integers", int)
 
     def constant_floats(self, name: str) -> list[float] | None:
         """The values of numeric constant ``name`` as floats (None: not a constant)."""
-        v = self.constant(name)
-        if v is None:
-            return None
-        if v.dtype.kind not in "iubf":
-            raise StepRefused("V003", f"constant {name!r} holds {v.dtype}, not numbers")
-        return [float(x) for x in v.reshape(-1)]
+        return self._constant_values(name, "iubf", "numbers", float)
 
     # -- types and shapes ---------------------------------------------------------------
 
