@@ -1,5 +1,5 @@
 """The ``irmodel`` command line: one module per command (``inspect``, ``dump``, ``raw``,
-``check``, ``infer``, ``convert``, ``fuzz``), each adding its parser and its ``run``; this module dispatches.
+``check``, ``infer``, ``convert``, ``opset``, ``fuzz``), each adding its parser and its ``run``; this module dispatches.
 
 Exit status: 0 ok; 1 invalid input (`DecodeError`, `ValidationError`,
 `ExternalDataError`, `EncodeError`: the file is at fault); 2 usage or I/O error (the command line, the
