@@ -2,7 +2,8 @@
 
 Modules, by job: `steps` (the changelog as a table: what each operator version step
 changed), `changes` (the kinds of change, each with its way up and down), `adapters` (the
-steps that need code), `decompose` (an operator missing at the target becomes its function
+steps that need code and edit the node), `rewrites` (those that make several nodes or another
+operator), `decompose` (an operator missing at the target becomes its function
 body), `driver` (the walk over graphs, subgraphs and functions), `fit` (the converted node
 against the target schema), `scope` (constants, types, fresh names, on demand), `work`
 (one node being converted), `schemas` (operator versions), `errors`.

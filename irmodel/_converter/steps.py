@@ -15,6 +15,7 @@ Read it like the changelog: opset by opset.
 from __future__ import annotations
 
 from . import adapters as a
+from . import rewrites as r
 from .changes import (ABSENT, ANY, FLOAT, INT64, ONES, AttrAdded, AttrRemoved, AttrRenamed,
                       AttrToInput, AttrValuesAdded, Change, Code, InputAdded, NegativeAxes,
                       OutputAdded, Refused)
@@ -70,7 +71,7 @@ _same(6, "Gemm", "Gemm-6 only dropped the legacy consumed_inputs-free spelling; 
 
 # -- opset 7 -----------------------------------------------------------------------------------
 _at(7, _BROADCASTING, AttrRemoved("axis"), AttrRemoved("broadcast"),
-    Code(a.legacy_broadcast_up, a.legacy_broadcast_down, "numpy-style broadcasting"))
+    Code(r.legacy_broadcast_up, a.legacy_broadcast_down, "numpy-style broadcasting"))
 # (legacy_broadcast_up reads broadcast/axis, so it runs before they are removed)
 for _op in _BROADCASTING:
     STEPS[(ONNX, _op, 7)] = STEPS[(ONNX, _op, 7)][2:] + STEPS[(ONNX, _op, 7)][:2]
@@ -89,15 +90,15 @@ _at(8, "MaxPool", AttrAdded("storage_order", old=0), OutputAdded(1, "Indices"))
 # -- opset 9 -----------------------------------------------------------------------------------
 _at(9, "BatchNormalization", AttrRemoved("spatial", neutral=1))
 _at(9, "Upsample", AttrToInput("scales", 1, elem=FLOAT, as_float=True))
-_at(9, ("Flatten", "Greater", "Less"), Code(None, a.widen_down, "integer types"))
-_at(9, "Constant", Code(None, a.constant_to_initializer_down, "types other than float"))
-_at(9, "Scan", Code(a.scan_8_9_up, a.scan_8_9_down, "no batch axis; sequence_lens removed"))
+_at(9, ("Flatten", "Greater", "Less"), Code(None, r.widen_down, "integer types"))
+_at(9, "Constant", Code(None, r.constant_to_initializer_down, "types other than float"))
+_at(9, "Scan", Code(r.scan_8_9_up, r.scan_8_9_down, "no batch axis; sequence_lens removed"))
 
 # -- opset 10 ----------------------------------------------------------------------------------
 _at(10, ("AveragePool",), AttrAdded("ceil_mode", old=0))
 _at(10, "MaxPool", AttrAdded("ceil_mode", old=0), AttrAdded("dilations", old=ONES))
-_at(10, "Upsample", Code(a.upsample_to_resize_up, None, "deprecated: Resize-10 computes the same"))
-_at(10, "Resize", Code(None, a.resize_to_upsample_down, "below 10, Resize-10 is Upsample-9"))
+_at(10, "Upsample", Code(r.upsample_to_resize_up, None, "deprecated: Resize-10 computes the same"))
+_at(10, "Resize", Code(None, r.resize_to_upsample_down, "below 10, Resize-10 is Upsample-9"))
 _at(10, "Slice", AttrToInput("starts", 1), AttrToInput("ends", 2), AttrToInput("axes", 3),
     Code(None, a.slice_steps_down, "input 'steps' added"))
 _at(10, "TopK", AttrToInput("k", 1, single=True))
@@ -117,8 +118,8 @@ _at(11, "Clip", AttrToInput("min", 1, elem=None, scalar=True, as_float=True),
     AttrToInput("max", 2, elem=None, scalar=True, as_float=True))
 _at(11, "Pad", AttrToInput("pads", 1), AttrToInput("value", 2, elem=None, scalar=True, as_float=True))
 _at(11, "Resize", Code(a.resize_10_11_up, a.resize_10_11_down, "roi input, coordinate modes"))
-_at(11, "Scatter", Code(a.scatter_to_elements_up, None, "deprecated: ScatterElements-11 is the same"))
-_at(11, "ScatterElements", Code(None, a.elements_to_scatter_down, "below 11 it is Scatter-9"))
+_at(11, "Scatter", Code(r.scatter_to_elements_up, None, "deprecated: ScatterElements-11 is the same"))
+_at(11, "ScatterElements", Code(None, r.elements_to_scatter_down, "below 11 it is Scatter-9"))
 _at(11, "TopK", AttrAdded("largest", old=1), AttrAdded("sorted", old=1))
 _at(11, "Gemm", Code(None, a.gemm_c_optional_down, "input C became optional"))
 _at(11, "DepthToSpace", AttrAdded("mode", old="DCR"))
@@ -135,12 +136,12 @@ _at(12, ("ArgMax", "ArgMin"), AttrAdded("select_last_index", old=0))
 _at(12, "Constant", Code(None, a.constant_values_down, "value_float(s), value_int(s), value_string(s)"))
 _at(12, "Dropout", AttrToInput("ratio", 1, elem=FLOAT, scalar=True, as_float=True),
     InputAdded(2, "training_mode"), AttrAdded("seed", old=ANY),
-    Code(None, a.dropout_mask_down, "the mask in inference is defined (all true)"))
+    Code(None, r.dropout_mask_down, "the mask in inference is defined (all true)"))
 _at(12, "GatherND", AttrAdded("batch_dims", old=0))
 
 # -- opset 13 ----------------------------------------------------------------------------------
 _at(13, ("Softmax", "LogSoftmax", "Hardmax"),
-    Code(a.coerced_2d_up, a.coerced_2d_down, "one axis, where before the input was cut into 2-D"))
+    Code(r.coerced_2d_up, r.coerced_2d_down, "one axis, where before the input was cut into 2-D"))
 _at(13, ("ReduceSum", "Squeeze", "Unsqueeze"), AttrToInput("axes", 1))
 _at(13, "ReduceSum", AttrAdded("noop_with_empty_axes", old=0))
 _at(13, "Split", AttrToInput("split", 1))
@@ -155,14 +156,14 @@ _at(14, "Reshape", AttrAdded("allowzero", old=0))
 _at(14, "BatchNormalization", Code(a.batchnorm_14_up, a.batchnorm_14_down, "training outputs"))
 
 # -- opset 15-16 ---------------------------------------------------------------------------------
-_at(15, "Shape", Code(None, a.shape_slice_down, "start and end"))
+_at(15, "Shape", Code(None, r.shape_slice_down, "start and end"))
 _at(16, "RoiAlign", AttrAdded("coordinate_transformation_mode", old="output_half_pixel"))
 _at(16, ("ScatterElements", "ScatterND"), AttrAdded("reduction", old="none"))
 
 # -- opset 18 ----------------------------------------------------------------------------------
 _at(18, _REDUCE[:8] + ("ReduceSumSquare",), AttrToInput("axes", 1),
     AttrAdded("noop_with_empty_axes", old=0))
-_at(18, "Split", Code(a.split_num_outputs_up, a.split_num_outputs_down, "num_outputs"))
+_at(18, "Split", Code(a.split_num_outputs_up, r.split_num_outputs_down, "num_outputs"))
 _at(18, "Pad", Code(None, a.pad_axes_down, "input 'axes'"))
 _at(18, "LpPool", AttrAdded("ceil_mode", old=0), AttrAdded("dilations", old=ONES))
 _at(18, "OptionalHasElement", Code(None, a.optional_input_required_down, "input optional"))
