@@ -1,5 +1,6 @@
 """The ``irmodel`` command line: one module per command (``inspect``, ``dump``, ``raw``,
-``check``, ``infer``, ``convert``, ``fuzz``), each adding its parser and its ``run``; this module dispatches.
+``check``, ``infer``, ``convert``, ``opset``, ``extract``, ``inline``, ``merge``, ``fuzz``), each adding its
+parser and its ``run``; this module dispatches.
 
 Exit status: 0 ok; 1 invalid input (`DecodeError`, `ValidationError`,
 `ExternalDataError`, `EncodeError`: the file is at fault); 2 usage or I/O error (the command line, the
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 from .common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, OutputError, Parser, UsageError
 
 #: The commands (each a module of this package), in the order ``--help`` lists them.
-COMMANDS = ("inspect", "dump", "raw", "check", "infer", "convert", "fuzz", "extract", "inline", "merge")
+COMMANDS = ("inspect", "dump", "raw", "check", "infer", "convert", "opset", "extract", "inline", "merge", "fuzz")
 
 
 def _command_module(name: str) -> ModuleType:
