@@ -189,10 +189,20 @@ def test_merge_models_of_different_ir_versions_and_compatible_opsets():
     np.testing.assert_array_equal(run(irmodel.dumps(ours), {"x": x})["b_y"], np.maximum(x, 0))
 
 
-def test_merge_models_of_changed_operators_needs_the_converter():
-    a, b = _graph(opset=10, ir=6, op="Clip"), _graph(opset=17, ir=8)  # Clip's min, max became inputs
-    with pytest.raises(compose.SurgeryError, match="version converter"):
-        compose.merge_models(_o(a.SerializeToString()), _o(b.SerializeToString()), [("y", "x")], prefix2="b_")
+def test_merge_models_of_changed_operators_converts_the_older_one():
+    # Clip's min and max became inputs at opset 11: the opset-10 model is converted to 17
+    # by the version converter, and the merge computes Relu(Clip(x)) as the two did apart.
+    clip = oh.make_node("Clip", ["x"], ["y"], min=-1.0, max=1.0)
+    a = oh.make_model(oh.make_graph([clip], "g", [oh.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+                                    [oh.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])]),
+                      opset_imports=[oh.make_opsetid("", 10)], ir_version=6)
+    b = _graph(opset=17, ir=8)
+    m = compose.merge_models(_o(a.SerializeToString()), _o(b.SerializeToString()), [("y", "x")], prefix2="b_")
+    ref = _r(irmodel.dumps(m))
+    onnx.checker.check_model(ref, full_check=True)
+    assert [(o.domain, o.version) for o in ref.opset_import] == [("", 17)]
+    x = np.array([[-3.0, 0.5, 2.0]], np.float32)
+    np.testing.assert_array_equal(run(ref.SerializeToString(), {"x": x})["b_y"], np.maximum(np.clip(x, -1, 1), 0))
 
 
 def test_rename_auto_resolves_clashes():
