@@ -85,6 +85,20 @@ class Parser:
             return None, self.literal(type_name)
         return None, None
 
+    def try_block(self, type_name: str):
+        """An @{...} block if it is one of ``type_name`` (else None, nothing consumed):
+        before a value info, a block may be the value info's or its type's."""
+        lx = self.lx
+        if lx.kind != "@" or lx.peek_after()[0] != "{":
+            return None
+        saved = (lx.pos, lx.kind, lx.value, lx.start, self.depth)
+        try:
+            lx.advance()
+            return self.block(type_name)
+        except ParseError:
+            lx.pos, lx.kind, lx.value, lx.start, self.depth = saved
+            return None
+
     def block(self, type_name: str) -> list:
         """``{name: value, -name, ...}`` for a message of ``type_name``."""
         lx = self.lx
@@ -368,7 +382,7 @@ class Parser:
             return lx.value in TYPE_CODES or lx.value in TYPE_WORDS
         if lx.kind == "@":
             after = lx.peek_after()
-            return after == ("ident", "TypeProto")
+            return after == ("ident", "TypeProto") or after[0] == "{"  # a type's own block
         return False
 
     def graph_into(self, g) -> None:
@@ -423,15 +437,21 @@ class Parser:
         """One entry of a graph's ``<...>``: ``type name = data`` (an initializer) or
         ``type name`` (a value info); an @{...} block before it applies to either."""
         lx = self.lx
-        block, lit = self.prefix("TensorProto")
-        if lit is not None:
-            g.initializer.add().CopyFrom(lit)
-            return
-        if block is None:
-            block, lit = self.prefix("ValueInfoProto")
-            if lit is not None:
-                g.value_info.add().CopyFrom(lit)
+        if lx.kind == "@":
+            after = lx.peek_after()
+            if after == ("ident", "TensorProto"):
+                lx.advance()
+                lx.advance()
+                g.initializer.add().CopyFrom(self.literal("TensorProto"))
                 return
+            if after == ("ident", "ValueInfoProto"):
+                lx.advance()
+                lx.advance()
+                g.value_info.add().CopyFrom(self.literal("ValueInfoProto"))
+                return
+        block = self.try_block("TensorProto")
+        if block is None:
+            block = self.try_block("ValueInfoProto")
         vi = self.value_info_body()
         if lx.accept("="):
             t = g.initializer.add()
@@ -439,23 +459,38 @@ class Parser:
                 self._str_field(t, "name", vi.name, lx.start)
             self.tensor_data(t, vi.type if vi.HasField("type") else None, True)
             if block:
-                self.apply(t, block)
+                self.apply(t, self._rebind(block, "TensorProto"))
         else:
             if block:
-                self.apply(vi, block)
+                self.apply(vi, self._rebind(block, "ValueInfoProto"))
             g.value_info.add().CopyFrom(vi)
+
+    def _rebind(self, block: list, type_name: str) -> list:
+        """A block read for one type, applied to another: its fields by name."""
+        spec = self.c[type_name]._spec
+        out = []
+        for f, value, at in block:
+            g = spec.by_name.get(f.name)
+            if g is None or g.kind != f.kind or g.repeated != f.repeated:
+                raise self.lx.fail(f"{type_name} has no field {f.name!r}", at)
+            out.append((g, value, at))
+        return out
 
     def value_info(self):
         """``type name`` (the type optional), with its @{...} block, or a literal; a
         ``@TensorProto{...}`` literal gives ``("tensor", tensor)`` (an initializer)."""
         lx = self.lx
-        block, lit = self.prefix("ValueInfoProto")
-        if lit is not None:
-            return lit
-        if block is None and lx.kind == "@" and lx.peek_after() == ("ident", "TensorProto"):
-            lx.advance()
-            lx.advance()
-            return ("tensor", self.literal("TensorProto"))
+        if lx.kind == "@":
+            after = lx.peek_after()
+            if after == ("ident", "ValueInfoProto"):
+                lx.advance()
+                lx.advance()
+                return self.literal("ValueInfoProto")
+            if after == ("ident", "TensorProto"):
+                lx.advance()
+                lx.advance()
+                return ("tensor", self.literal("TensorProto"))
+        block = self.try_block("ValueInfoProto")
         vi = self.value_info_body()
         if block:
             self.apply(vi, block)
