@@ -112,7 +112,7 @@ class Printer:
     def function(self, fn) -> None:
         w = self.w
         self._enter()
-        w(extras.block(fn, _extra_names(fn, _FUNCTION_SYNTAX), [], self, 0))
+        w(extras.block(fn, _extra_names(fn, _FUNCTION_SYNTAX), [] if fn.HasField("name") else ["name"], self, 0))
         w("<\n")
         if fn.HasField("domain"):
             w("  domain: " + quote(fn.domain) + ",\n")
@@ -193,7 +193,8 @@ class Printer:
             if domain:
                 head += (domain if isinstance(domain, str) and _is_dotted(domain) else quote(domain)) + "."
         op = n.op_type
-        head += op if (isinstance(op, str) and (_is_identifier(op) or op == "")) else quote(op)
+        after_dot = head.endswith(".")
+        head += op if (isinstance(op, str) and (_is_identifier(op) or (op == "" and not after_dot))) else quote(op)
         if overload:
             head += ":" + (overload if isinstance(overload, str) and _is_identifier(overload) else quote(overload))
         attrs = n.attribute
@@ -326,9 +327,7 @@ class Printer:
             text_name = id_text(nm)
         if "type" in present:
             t = self.type_text(v.type)
-            if t == "":  # an empty TypeProto: say it
-                return head.replace("@{", "@{type: @TypeProto{}, ", 1) if head else "@{type: @TypeProto{}} " + " " + text_name
-            return f"{head}{t} {text_name}"
+            return f"{head}{t or '@TypeProto{}'} {text_name}"  # an empty TypeProto: say it
         return f"{head} {text_name}"
 
     def type_text(self, t) -> str:
@@ -383,7 +382,7 @@ class Printer:
             if (dom and not (isinstance(dom, str) and _is_dotted(dom))) or (nm and not (isinstance(nm, str) and _is_identifier(nm))):
                 return None
             # onnx reads "opaque()" as neither field set, and a name-only form as name set
-            if ("domain" in present) != bool(dom) or ("name" in present) != bool(nm):
+            if ("domain" in present) != bool(dom) or ("name" in present) != bool(nm) or (dom and not nm):
                 return None
             return "opaque(" + (dom + "," if dom else "") + (nm or "") + ")"
         return None
