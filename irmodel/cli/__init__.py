@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 from .common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, OutputError, Parser, UsageError
 
 #: The commands (each a module of this package), in the order ``--help`` lists them.
-COMMANDS = ("inspect", "dump", "raw", "check", "infer", "convert", "fuzz")
+COMMANDS = ("inspect", "dump", "raw", "check", "infer", "convert", "fuzz", "print", "parse")
 
 
 def _command_module(name: str) -> ModuleType:
