@@ -10,7 +10,7 @@ are skipped as onnx skips them.
 from __future__ import annotations
 
 from .errors import ParseError
-from .patterns import TOKEN
+from .patterns import INT_LIST, NUMBER_LIST, TOKEN
 
 _match = TOKEN.match
 
@@ -85,3 +85,18 @@ class Lexer:
         after = (self.kind, self.value)
         self.pos, self.kind, self.value, self.start = saved
         return after
+
+    def plain_list(self, ints: bool) -> list | None:
+        """At a ``{``: the texts of a list of plain numbers up to its ``}`` (consumed),
+        or None (nothing consumed) when the list holds anything else (words, comments,
+        our extensions): the parser then reads it token by token.  One regex match
+        instead of a token per number: large value lists are most of a model's text."""
+        if self.kind != "{":
+            return None
+        m = (INT_LIST if ints else NUMBER_LIST).match(self.text, self.pos)
+        if m is None:
+            return None
+        body = self.text[self.pos:m.end() - 1]
+        self.pos = m.end()
+        self.advance()
+        return body.split(",")

@@ -93,20 +93,29 @@ def format_float32(x: float) -> str:
     if x in (math.inf, -math.inf):
         return "inf" if x > 0 else "-inf"
     a = abs(x)
-    # Fewest significant digits that read back as the same float32: reading back gets
-    # closer as digits are added, so the digit count is found by bisection.
-    lo, hi = 1, 9
-    best = None
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        found = _round_trip(a, mid)
-        if found is not None:
-            best, hi = found, mid - 1
+    # Fewest significant digits that read back as the same float32.  Reading back gets
+    # closer as digits are added (if n digits do, n + 1 do), so the count is searched
+    # from where float32 data usually is: 9 digits always read back, most values need
+    # 8 or 9, and fewer are found by bisection.
+    best = _round_trip(a, 8)
+    if best is None:
+        best = f"{a:.8e}"
+    else:
+        found = _round_trip(a, 7)
+        lo, hi = 1, 6
+        if found is None:
+            lo = 7
         else:
-            lo = mid + 1
-    assert best is not None  # 9 significant digits always read back
+            best = found
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            found = _round_trip(a, mid)
+            if found is not None:
+                best, hi = found, mid - 1
+            else:
+                lo = mid + 1
     digits, exp = _split(best)
-    return _layout(digits, exp, x < 0, abs(x))
+    return _layout(digits, exp, x < 0, a)
 
 
 def float32_text(bits: int) -> str:
@@ -148,6 +157,8 @@ def read_float32(text: str) -> float:
         raise OverflowError(text) from None
     if f == d or d != d or f in (math.inf, -math.inf):
         return f
+    if (_U64.unpack(_F64.pack(d))[0] & 0x1FFFFFFF) != 0x10000000 and abs(d) >= 1.1754943508222875e-38:
+        return f  # not on a midpoint of two normal float32 values: rounding twice was exact
     other = _next_f32(f, d > f)
     mid = (f + other) / 2
     if d != mid:

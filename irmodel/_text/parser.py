@@ -16,7 +16,7 @@ from wirefmt.schema import BOOL, BYTES, DOUBLE, FLOAT, MESSAGE, STRING
 from .errors import ParseError
 from .lexer import Lexer
 from .names import ATTR_CODES, ELEMENT_TYPE, INT32_RANGE, LIST_TYPE, TYPE_CODES, TYPE_WORDS, TYPED_FIELD
-from .numbers import INT64_MAX, INT64_MIN, UINT64_MAX, double_bits, float32_bits
+from .numbers import INT64_MAX, INT64_MIN, UINT64_MAX, double_bits, float32_bits, read_float32
 from .tensordata import CODE_RANGE, PARTS, RAW_CODES, pack_raw
 from .values import (as_text, is_float_word, read_bytes, read_float_bits, read_int, read_name, read_string, read_uint64,
                      string_field_bytes)
@@ -944,12 +944,52 @@ class Parser:
         except (OSError, ValueError) as exc:
             raise lx.fail(f"cannot read the tensor's data: {exc}", at) from None
 
+    def _fast_values(self, texts: list, code: str, at: int) -> list:
+        """Values of a plain number list (see `Lexer.plain_list`), as `raw_values`
+        reads them (float parts as bits), with the same range checks."""
+        lx = self.lx
+        try:
+            if code == "f":
+                return [float32_bits(read_float32(s)) for s in texts]
+            if code == "d":
+                out = [double_bits(float(s)) for s in texts]
+                if any(abs(float(s)) == float("inf") for s in texts):
+                    raise OverflowError
+                return out
+        except (OverflowError, ValueError):
+            raise lx.fail("a value out of the element type's range", at) from None
+        if any(len(s) > 40 for s in texts):
+            raise lx.fail("a value out of the element type's range", at)
+        lo, hi = CODE_RANGE[code]
+        values = [int(s) for s in texts]
+        if min(values) < lo or max(values) > hi:
+            raise lx.fail(f"a value out of the element type's range [{lo}, {hi}]", at)
+        return values
+
     def typed_values(self, t, dtype: int) -> None:
         lx = self.lx
+        field = TYPED_FIELD.get(dtype)
+        if field in ("int32_data", "int64_data", "float_data"):
+            at = lx.start
+            fast = lx.plain_list(field != "float_data")
+            if fast is not None:
+                if field == "float_data":
+                    try:
+                        vals = [read_float32(s) for s in fast]
+                    except OverflowError:
+                        raise lx.fail("a value out of float's range", at) from None
+                else:
+                    if any(len(s) > 40 for s in fast):
+                        raise lx.fail("a value out of range", at)
+                    vals = [int(s) for s in fast]
+                    lo, hi = INT32_RANGE if field == "int32_data" else (INT64_MIN, INT64_MAX)
+                    if min(vals) < lo or max(vals) > hi:
+                        raise lx.fail(f"a value out of range [{lo}, {hi}]", at)
+                getattr(t, field).extend(vals)
+                return
         lx.expect("{")
         if lx.accept("}"):
             return
-        field = TYPED_FIELD.get(dtype)
         if field is None:
             raise lx.fail(f"values of element type {dtype} cannot be written as a list")
         values = []
@@ -997,6 +1037,10 @@ class Parser:
         code = RAW_CODES.get(dtype)
         if code is None:
             raise lx.fail(f"raw values of element type {dtype} are written in hex ('@raw 0x...')", at)
+        fast = lx.plain_list(code not in ("f", "d"))
+        if fast is not None:
+            t.raw_data = pack_raw(dtype, self._fast_values(fast, code, at))
+            return
         lx.expect("{")
         values = []
         append = values.append

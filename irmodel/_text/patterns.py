@@ -38,3 +38,7 @@ FLOAT_WORD = re.compile(r"-?(?:inf|infinity|nan)\Z", re.IGNORECASE)
 ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 #: The escapes of a byte string: ``\xHH`` or a backslash keeping the next character.
 BYTES_ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|(.))", re.DOTALL)
+#: The rest of a ``{...}`` list of plain numbers (matched after its ``{``): read in one go.
+_PLAIN = r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?"
+NUMBER_LIST = re.compile(rf"[ \t\n\r]*(?:{_PLAIN}[ \t\n\r]*,[ \t\n\r]*)*{_PLAIN}[ \t\n\r]*\}}")
+INT_LIST = re.compile(r"[ \t\n\r]*(?:-?[0-9]+[ \t\n\r]*,[ \t\n\r]*)*-?[0-9]+[ \t\n\r]*\}")

@@ -17,8 +17,9 @@ from .numbers import bits_double, double_bits, format_double, format_float32, fl
 from .strings import quote
 
 #: Raw tensors with more elements than this are printed as hex, not as values (a value
-#: list is for reading; hex is what a large tensor can afford: ~2 characters a byte).
-VALUES_LIMIT = 4096
+#: list is for reading a short vector; hex is what a large tensor can afford: ~2
+#: characters a byte, made and read by C code).
+VALUES_LIMIT = 256
 
 #: DataType -> struct code of one element of raw_data (complex: one part).
 RAW_CODES = {1: "f", 2: "B", 3: "b", 4: "H", 5: "h", 6: "i", 7: "q", 9: "B", 10: "H", 11: "d", 12: "I",
