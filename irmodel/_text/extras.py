@@ -49,20 +49,43 @@ def entry_text(msg, f, printer, indent: int) -> str:
     return f"{f.name}: {value_text(f, value, printer, indent)}"
 
 
+def unknown_bytes(msg) -> bytes:
+    """The wire bytes of the fields of ``msg`` its schema does not know (kept by the
+    message classes as spans of the buffer it was read from, or as bytes)."""
+    spans = msg.__dict__.get("_unknown")
+    if not spans:
+        return b""
+    buf = msg._buf
+    out = []
+    for i in range(0, len(spans), 2):
+        a = spans[i]
+        out.append(a if isinstance(a, bytes) else bytes(buf[1][a:spans[i + 1]]))
+    return b"".join(out)
+
+
 def block(msg, names, clears, printer, indent: int) -> str:
-    """The ``@{...}`` block for fields ``names`` of ``msg`` and fields ``clears`` to clear,
-    with a trailing space; ``""`` when there is nothing to say."""
-    if not names and not clears:
+    """The ``@{...}`` block for fields ``names`` of ``msg``, fields ``clears`` to clear
+    and its unknown fields (``0x...``: their wire bytes), with a trailing space; ``""``
+    when there is nothing to say."""
+    unknown = unknown_bytes(msg)
+    if not names and not clears and not unknown:
         return ""
     fields = msg._spec.by_name
     parts = [entry_text(msg, fields[n], printer, indent) for n in names]
     parts.extend("-" + n for n in clears)
+    if unknown:
+        parts.append("0x" + unknown.hex())
     return "@{" + ", ".join(parts) + "} "
 
 
 def literal(msg, printer, indent: int) -> str:
-    """``{...}``: every present field of ``msg``, in field-number order."""
-    return "{" + ", ".join(entry_text(msg, f, printer, indent) for f, _ in msg.ListFields()) + "}"
+    """``{...}``: every present field of ``msg``, in field-number order, and its
+    unknown fields."""
+    parts = [entry_text(msg, f, printer, indent) for f, _ in msg.ListFields()]
+    unknown = unknown_bytes(msg)
+    if unknown:
+        parts.append("0x" + unknown.hex())
+    return "{" + ", ".join(parts) + "}"
 
 
 def typed_literal(type_name: str, msg, printer, indent: int) -> str:

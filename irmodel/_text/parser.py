@@ -116,6 +116,12 @@ class Parser:
     def entry(self, spec):
         lx = self.lx
         at = lx.start
+        if lx.kind == "hex":  # fields the schema does not know, as wire bytes
+            digits = lx.value[2:]
+            if len(digits) % 2:
+                raise lx.fail("an odd number of hex digits")
+            lx.advance()
+            return None, bytes.fromhex(digits), at
         if lx.kind == "negword":
             f = spec.by_name.get(lx.value[1:])
             if f is None:
@@ -202,6 +208,12 @@ class Parser:
 
     def apply(self, msg, entries) -> None:
         for f, value, at in entries:
+            if f is None:
+                try:
+                    msg.MergeFromString(value)
+                except ValueError as exc:
+                    raise self.lx.fail(f"unknown fields that are not protobuf: {exc}", at) from None
+                continue
             name = f.name
             if value is _CLEAR:
                 msg.ClearField(name)
@@ -470,6 +482,9 @@ class Parser:
         spec = self.c[type_name]._spec
         out = []
         for f, value, at in block:
+            if f is None:
+                out.append((f, value, at))
+                continue
             g = spec.by_name.get(f.name)
             if g is None or g.kind != f.kind or g.repeated != f.repeated:
                 raise self.lx.fail(f"{type_name} has no field {f.name!r}", at)

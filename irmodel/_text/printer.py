@@ -97,7 +97,7 @@ class Printer:
         out = []
         for o in opsets:
             fields = [f.name for f, _ in o.ListFields()]
-            if fields == ["domain", "version"]:
+            if fields == ["domain", "version"] and not extras.unknown_bytes(o):
                 out.append(f"{quote(o.domain)} : {o.version}")
             else:
                 out.append(extras.typed_literal("OperatorSetIdProto", o, self, 0))
@@ -105,7 +105,7 @@ class Printer:
 
     def pair(self, p) -> str:
         """A StringStringEntryProto: ``"key": "value"`` (both fields present)."""
-        if p.HasField("key") and p.HasField("value") and len(p.ListFields()) == 2:
+        if p.HasField("key") and p.HasField("value") and len(p.ListFields()) == 2 and not extras.unknown_bytes(p):
             return f"{quote(p.key)}: {quote(p.value)}"
         return extras.typed_literal("StringStringEntryProto", p, self, 0)
 
@@ -339,7 +339,7 @@ class Printer:
             values = [p for p in present if p in _TYPE_VALUES]
             if not values:
                 return "" if not present else extras.typed_literal("TypeProto", t, self, 0)
-            head = extras.block(t, ["denotation"], [], self, 0) if "denotation" in present else ""
+            head = extras.block(t, ["denotation"] if "denotation" in present else [], [], self, 0)
             body = self._type_body(values[0], getattr(t, values[0]))
             if body is None:
                 return extras.typed_literal("TypeProto", t, self, 0)
@@ -348,6 +348,8 @@ class Printer:
             self.depth -= 1
 
     def _type_body(self, which: str, v) -> str | None:
+        if extras.unknown_bytes(v):
+            return None
         present = [f.name for f, _ in v.ListFields()]
         if which in ("tensor_type", "sparse_tensor_type"):
             if "elem_type" not in present or any(p not in ("elem_type", "shape") for p in present):
@@ -389,7 +391,7 @@ class Printer:
 
     def _shape(self, shape) -> str | None:
         fields = shape.ListFields()
-        if any(f.name != "dim" for f, _ in fields):
+        if any(f.name != "dim" for f, _ in fields) or extras.unknown_bytes(shape):
             return None
         dims = shape.dim
         if not len(dims):
@@ -397,6 +399,8 @@ class Printer:
         parts = []
         for d in dims:
             df = d.ListFields()
+            if extras.unknown_bytes(d):
+                return None
             if not df:
                 parts.append("?")
                 continue

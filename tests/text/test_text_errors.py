@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+import irmodel
+
 from irmodel.parser import ParseError, parse_graph, parse_model, parse_node
 
 GRAPH = "g (float[2] x) => (float[2] y) {\n   y = Relu (x)\n}"
@@ -84,3 +86,26 @@ def test_truncated_or_malformed_models_are_parse_errors(text):
 def test_graph_text_round_trip_of_onnx_style_text():
     g = parse_graph(GRAPH)
     assert g.node[0].op_type == "Relu" and g.node[0].HasField("domain") and g.node[0].domain == ""
+
+
+def test_printing_the_deepest_message_ends_in_text_or_a_value_error():
+    from irmodel.printer import to_text
+
+    root = g = irmodel.GraphProto(name="g")
+    try:
+        for _ in range(200):  # built downwards, as deep as the message classes allow
+            n = g.node.add()
+            n.op_type = "If"
+            a = n.attribute.add()
+            a.name = "then_branch"
+            a.type = 5
+            g = a.g
+            g.name = "g"
+    except ValueError:
+        pass  # the classes refuse nesting past the wire format's limit
+    try:
+        text = to_text(root)
+    except ValueError as err:
+        assert "deeper" in str(err)
+    else:
+        assert text.count("If") > 10

@@ -217,3 +217,15 @@ def test_node_graph_and_function_entry_points():
     g = oh.make_graph([node], "g", [], [], doc_string="gd")
     assert irmodel.dumps(parse_graph(to_text(irmodel.loads(g.SerializeToString(), "GraphProto")))) \
         == g.SerializeToString()
+
+
+def test_unknown_fields_are_kept_as_wire_bytes():
+    m = _model([oh.make_node("Relu", ["x"], ["y"])], inputs=[oh.make_tensor_value_info("x", 1, [2])])
+    model = irmodel.loads(m.SerializeToString())
+    model.graph.node[0].MergeFromString(b"\xa0\x06\x05")  # field 100, varint 5
+    model.graph.input[0].type.tensor_type.MergeFromString(b"\xa8\x06\x01")
+    model.MergeFromString(b"\xaa\x06\x02hi")
+    data = irmodel.dumps(model)
+    text = to_text(irmodel.loads(data))
+    assert "0xa00605" in text
+    assert irmodel.dumps(parse_model(text)) == data
