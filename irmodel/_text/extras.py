@@ -16,7 +16,7 @@ This module prints them; `parser` reads them (the schema tells each value's kind
 
 from __future__ import annotations
 
-from wirefmt.schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, MESSAGE, STRING)
+from wirefmt.schema import BOOL, BYTES, DOUBLE, FLOAT, MESSAGE, STRING
 
 from .numbers import format_double, format_float32
 from .strings import quote

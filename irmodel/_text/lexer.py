@@ -39,7 +39,7 @@ class Lexer:
             if m is None:
                 self.start = pos
                 raise ParseError(f"unexpected character {text[pos]!r}", text, pos)
-            kind = m.lastgroup
+            kind = m.lastgroup or ""
             end = m.end()
             if kind == "space":
                 pos = end

@@ -440,7 +440,7 @@ class Printer:
         elif location is not None:
             extra.append("data_location")
         typed = TYPED_FIELD.get(dtype)
-        data = None
+        data = ""
         if not external:
             own = "raw_data" if "raw_data" in present else typed
             for n in data_fields:

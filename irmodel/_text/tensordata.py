@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 
-from .numbers import bits_double, double_bits, format_double, format_float32, float32_bits
+from .numbers import NAN32, NEG_NAN32, format_double, format_float32
 from .strings import quote
 
 #: Raw tensors with more elements than this are printed as hex, not as values (a value
@@ -66,8 +66,6 @@ def raw_values_text(dtype: int, raw, count: int | None) -> str | None:
         # unpack widens to double, which quiets a signalling NaN: read NaN bits from the bytes
         if any(v != v for v in values):
             bits = struct.unpack_from(f"<{n}I", raw)
-            from .numbers import bits_float32  # noqa: PLC0415
-
             return "{" + ",".join(format_float32(v) if v == v else _nan32(b) for v, b in zip(values, bits)) + "}"
         return "{" + ",".join(map(format_float32, values)) + "}"
     if code == "d":
@@ -76,8 +74,6 @@ def raw_values_text(dtype: int, raw, count: int | None) -> str | None:
 
 
 def _nan32(bits: int) -> str:
-    from .numbers import NAN32, NEG_NAN32  # noqa: PLC0415
-
     if bits == NAN32:
         return "nan"
     if bits == NEG_NAN32:
@@ -95,6 +91,3 @@ def pack_raw(dtype: int, values: list) -> bytes:
         return struct.pack(f"<{len(values)}Q", *values)
     return struct.pack(f"<{len(values)}{code}", *values)
 
-
-__all__ = ["VALUES_LIMIT", "RAW_CODES", "PARTS", "CODE_RANGE", "element_count", "typed_text",
-           "raw_values_text", "pack_raw", "bits_double", "double_bits", "float32_bits"]

@@ -98,6 +98,7 @@ def _nan_bits(lx: Lexer, double: bool):
 def read_string(lx: Lexer, what: str = "a string") -> str | bytes:
     """A ``"..."`` (str) or ``b"..."`` (bytes) literal."""
     kind = lx.kind
+    v: str | bytes
     if kind == "str":
         v = unquote(lx.value)
     elif kind == "bytes":
