@@ -41,6 +41,11 @@ class PrintError(ValueError):
     """A message the printer cannot walk (nested deeper than the wire format allows)."""
 
 
+def _io_name(value) -> str:
+    """A name where onnx's parser would read a type word as the start of a type."""
+    return quote(value) if isinstance(value, str) and value in TYPE_START else id_text(value)
+
+
 def _extra_names(msg, syntax: frozenset) -> list:
     return [f.name for f, _ in msg.ListFields() if f.name not in syntax]
 
@@ -130,7 +135,7 @@ class Printer:
         attrs.extend(self.attribute_text(a, 3) for a in fn.attribute_proto)
         if attrs:
             w("<" + ",".join(attrs) + ">")
-        w("(" + ", ".join(map(id_text, fn.input)) + ") => (" + ", ".join(map(id_text, fn.output)) + ")")
+        w("(" + ", ".join(map(_io_name, fn.input)) + ") => (" + ", ".join(map(_io_name, fn.output)) + ")")
         if len(fn.value_info):
             w(" <" + ", ".join(map(self.value_info, fn.value_info)) + ">")
         w("\n")
@@ -320,11 +325,7 @@ class Printer:
         extra = [p for p in present if p not in _VALUE_INFO_SYNTAX]
         clears = [] if "name" in present else ["name"]
         head = extras.block(v, extra, clears, self, 0)
-        nm = v.name
-        if isinstance(nm, str) and nm in TYPE_START:
-            text_name = quote(nm)  # bare, onnx's parser would read a type here
-        else:
-            text_name = id_text(nm)
+        text_name = _io_name(v.name)
         if "type" in present:
             t = self.type_text(v.type)
             return f"{head}{t or '@TypeProto{}'} {text_name}"  # an empty TypeProto: say it
@@ -453,7 +454,7 @@ class Printer:
             if "name" not in present:
                 clears.append("name")
             nm = t.name
-            name_text = " " + (quote(nm) if nm in TYPE_START else id_text(nm)) + " = "
+            name_text = " " + _io_name(nm) + " = "
         elif "name" not in present:
             name_text = " ="  # our spelling of an absent name; onnx reads it as ""
         elif t.name:
