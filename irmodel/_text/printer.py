@@ -35,6 +35,7 @@ _TYPE_VALUES = ("tensor_type", "sequence_type", "map_type", "optional_type", "sp
 _ATTR_VALUE = {1: "f", 2: "i", 3: "s", 4: "t", 5: "g", 11: "sparse_tensor", 13: "tp", 6: "floats", 7: "ints",
                8: "strings", 9: "tensors", 10: "graphs", 12: "sparse_tensors", 14: "type_protos"}
 _ALL_ATTR_VALUES = frozenset(_ATTR_VALUE.values())
+_SINGULAR_KINDS = frozenset((1, 2, 3, 4, 5, 11, 13))
 
 
 class PrintError(ValueError):
@@ -273,6 +274,8 @@ class Printer:
         for p in present:
             if p in _ALL_ATTR_VALUES and (ref or p != value_field):
                 return None
+        if not ref and kind in _SINGULAR_KINDS and value_field not in present:
+            return None  # onnx's syntax always gives the value
         extra = ["doc_string"] if "doc_string" in present else []
         nm = a.name
         head = extras.block(a, extra, [], self, 0) + (nm if isinstance(nm, str) and _is_identifier(nm) else quote(nm))
@@ -300,7 +303,7 @@ class Printer:
         if kind == 4:
             return head + self.tensor(a.t, "attr", indent)
         if kind == 13:
-            return head + self.type_text(a.tp)
+            return head + (self.type_text(a.tp) or "@TypeProto{}")
         if kind == 9:
             if not len(a.tensors):
                 return head + "[]"
@@ -308,7 +311,7 @@ class Printer:
         if kind == 14:
             if not len(a.type_protos):
                 return head + "[]"
-            return head + "@[" + ", ".join(map(self.type_text, a.type_protos)) + "]"
+            return head + "@[" + ", ".join(self.type_text(t) or "@TypeProto{}" for t in a.type_protos) + "]"
         if kind == 11:
             return head + self.message_text("SparseTensorProto", a.sparse_tensor, indent)
         if kind == 12:
