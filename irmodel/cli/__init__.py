@@ -73,7 +73,8 @@ def _fail(message: str, status: int) -> int:
     path), so anything not printable in it is escaped (`wirefmt.safetext.one_line`)."""
     from wirefmt.safetext import one_line  # noqa: PLC0415
 
-    print(f"irmodel: {one_line(message)}", file=sys.stderr)
+    # (not print(): importing the ``print`` command module binds ``print`` in this package)
+    sys.stderr.write(f"irmodel: {one_line(message)}\n")
     return status
 
 
