@@ -1,6 +1,6 @@
 """The ``irmodel`` command line: one module per command (``inspect``, ``dump``, ``raw``,
-``check``, ``infer``, ``convert``, ``opset``, ``extract``, ``inline``, ``merge``, ``fuzz``), each adding its
-parser and its ``run``; this module dispatches.
+``check``, ``infer``, ``convert``, ``opset``, ``print``, ``parse``, ``extract``, ``inline``, ``merge``,
+``fuzz``), each adding its parser and its ``run``; this module dispatches.
 
 Exit status: 0 ok; 1 invalid input (`DecodeError`, `ValidationError`,
 `ExternalDataError`, `EncodeError`: the file is at fault); 2 usage or I/O error (the command line, the
@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 from .common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, OutputError, Parser, UsageError
 
 #: The commands (each a module of this package), in the order ``--help`` lists them.
-COMMANDS = ("inspect", "dump", "raw", "check", "infer", "convert", "opset", "extract", "inline", "merge", "fuzz")
+COMMANDS = ("inspect", "dump", "raw", "check", "infer", "convert", "opset", "print", "parse", "extract", "inline",
+            "merge", "fuzz")
 
 
 def _command_module(name: str) -> ModuleType:
@@ -74,7 +75,8 @@ def _fail(message: str, status: int) -> int:
     path), so anything not printable in it is escaped (`wirefmt.safetext.one_line`)."""
     from wirefmt.safetext import one_line  # noqa: PLC0415
 
-    print(f"irmodel: {one_line(message)}", file=sys.stderr)
+    # (not print(): importing the ``print`` command module binds ``print`` in this package)
+    sys.stderr.write(f"irmodel: {one_line(message)}\n")
     return status
 
 

@@ -1,0 +1,329 @@
+"""The parser's grammar of types (``float[N,3]``, ``seq(...)``, ...) and of tensor
+data: onnx's typed lists and external entries, and our ``@raw``, ``@elided`` and
+``@file`` forms.  Large value lists are read in one regex match (`Lexer.plain_list`).
+"""
+
+from __future__ import annotations
+
+from .names import INT32_RANGE, TYPE_CODES, TYPED_FIELD
+from .numbers import INT64_MAX, INT64_MIN, double_bits, float32_bits, read_float32
+from .parsercore import ParserCore
+from .tensordata import CODE_RANGE, RAW_CODES, pack_raw
+from .values import read_bytes, read_float_bits, read_int, read_name, read_string, read_uint64
+
+
+class TensorSyntax(ParserCore):
+    """Types, shapes and tensor data."""
+
+    def type_into(self, t) -> None:
+        lx = self.lx
+        self.enter()
+        block, lit = self.prefix("TypeProto")
+        if lit is not None:
+            t.CopyFrom(lit)
+            self.depth -= 1
+            return
+        at = lx.start
+        word = lx.expect("ident", "a type")
+        code = TYPE_CODES.get(word)
+        if code is not None:
+            tt = t.tensor_type
+            tt.elem_type = code
+            self.shape_of(tt)
+        elif word == "seq":
+            lx.expect("(")
+            self.type_into(t.sequence_type.elem_type)
+            lx.expect(")")
+        elif word == "optional":
+            lx.expect("(")
+            self.type_into(t.optional_type.elem_type)
+            lx.expect(")")
+        elif word == "map":
+            lx.expect("(")
+            at = lx.start
+            key = TYPE_CODES.get(lx.expect("ident", "a map's key type"))
+            if key is None:
+                raise lx.fail("expected an element type as a map's key type", at)
+            mt = t.map_type
+            mt.key_type = key
+            lx.expect(",")
+            self.type_into(mt.value_type)
+            lx.expect(")")
+        elif word == "sparse_tensor":
+            lx.expect("(")
+            at = lx.start
+            code = TYPE_CODES.get(lx.expect("ident", "an element type"))
+            if code is None:
+                raise lx.fail("expected an element type in sparse_tensor(...)", at)
+            st = t.sparse_tensor_type
+            st.elem_type = code
+            self.shape_of(st)
+            lx.expect(")")
+        elif word == "opaque":
+            lx.expect("(")
+            ot = t.opaque_type
+            if not lx.accept(")"):
+                first = [lx.expect("ident", "a name")]
+                while lx.accept("."):
+                    first.append(lx.expect("ident", "a name"))
+                if lx.accept(","):
+                    ot.domain = ".".join(first)
+                    ot.name = lx.expect("ident", "a name")
+                else:
+                    ot.name = ".".join(first)
+                lx.expect(")")
+            else:
+                ot.SetInParent()
+        else:
+            raise lx.fail(f"unknown type {word!r}", at)
+        if block:
+            self.apply(t, block)
+        self.depth -= 1
+
+    def shape_of(self, tt) -> None:
+        """``[dims]`` (known rank), ``[]`` (unknown rank) or nothing (a scalar)."""
+        lx = self.lx
+        if lx.accept("["):
+            if lx.accept("]"):
+                return
+            shape = tt.shape
+            shape.SetInParent()
+            dims = shape.dim
+            while True:
+                block, lit = self.prefix("TensorShapeProto.Dimension")
+                if lit is not None:
+                    dims.add().CopyFrom(lit)
+                else:
+                    d = dims.add()
+                    kind = lx.kind
+                    at = lx.start
+                    if kind == "?":
+                        lx.advance()
+                    elif kind in ("str", "bytes", "ident"):
+                        self._str_field(d, "dim_param", read_name(lx), at)
+                    else:
+                        d.dim_value = read_int(lx)
+                    if block:
+                        self.apply(d, block)
+                if not lx.accept(","):
+                    break
+            lx.expect("]", "',' or ']'")
+        else:
+            tt.shape.SetInParent()
+
+    # -- tensors -----------------------------------------------------------------------------
+    def attr_tensor_into(self, t) -> None:
+        """A tensor value: ``type[dims] [name] [=] data`` (a bare ``=`` after the type:
+        the name is absent), or an @{...} block before it, or a literal."""
+        lx = self.lx
+        block, lit = self.prefix("TensorProto")
+        if lit is not None:
+            t.CopyFrom(lit)
+            return
+        tp = self.c["TypeProto"]()
+        self.type_into(tp)
+        self.tensor_after_type(t, tp)
+        if block:
+            self.apply(t, block)
+
+    def tensor_after_type(self, t, tp) -> None:
+        lx = self.lx
+        at = lx.start
+        if lx.kind in ("ident", "str", "bytes"):
+            self._str_field(t, "name", read_name(lx), at)
+            lx.accept("=")
+        elif not lx.accept("="):
+            t.name = ""
+        self.tensor_data(t, tp, False)
+
+    def tensor_data(self, t, tp, initializer: bool) -> None:
+        """Dims and type from ``tp`` (a tensor type with numeric dims), then the data."""
+        lx = self.lx
+        if tp is None or not tp.HasField("tensor_type"):
+            raise lx.fail("a tensor needs a tensor type")
+        tt = tp.tensor_type
+        dtype = tt.elem_type
+        t.data_type = dtype
+        if not tt.HasField("shape"):
+            raise lx.fail("a tensor needs a shape (write 'float' for a scalar, 'float[2,3]' otherwise)")
+        dims = []
+        for d in tt.shape.dim:
+            if not d.HasField("dim_value"):
+                raise lx.fail("a tensor's dims must be numbers")
+            dims.append(d.dim_value)
+        t.dims.extend(dims)
+        kind = lx.kind
+        if kind == "{":
+            self.typed_values(t, dtype)
+        elif kind == "[":
+            lx.advance()
+            t.data_location = 1
+            if lx.kind != "]":
+                while True:
+                    t.external_data.add().CopyFrom(self.pair())
+                    if not lx.accept(","):
+                        break
+            lx.expect("]", "',' or ']'")
+        elif kind == "@":
+            after = lx.peek_after()
+            if after == ("ident", "raw"):
+                lx.advance()
+                lx.advance()
+                self.raw_values(t, dtype, dims)
+            elif after == ("ident", "elided"):
+                lx.advance()
+                lx.advance()
+                at = lx.start
+                self.block("TensorProto") if False else self._skip_elided()
+                if not self.accept_elided:
+                    raise lx.fail("an elided tensor (printed without its values) cannot be read back; "
+                                  "pass accept_elided=True to read it as a tensor without data", at)
+            elif after == ("ident", "file"):
+                lx.advance()
+                lx.advance()
+                self.file_data(t)
+
+    def _skip_elided(self) -> None:
+        lx = self.lx
+        lx.expect("{")
+        while lx.kind not in ("}", "end"):
+            lx.advance()
+        lx.expect("}")
+
+    def file_data(self, t) -> None:
+        lx = self.lx
+        at = lx.start
+        lx.expect("{")
+        info = {}
+        while True:
+            key = lx.expect("ident", "location, offset or length")
+            lx.expect(":")
+            info[key] = read_string(lx) if key == "location" else read_int(lx, 0)
+            if not lx.accept(","):
+                break
+        lx.expect("}", "',' or '}'")
+        if self.load_file is None:
+            raise lx.fail("the tensor's data is in a file; parse with a data directory to read it", at)
+        if set(info) != {"location", "offset", "length"}:
+            raise lx.fail("@file needs location, offset and length", at)
+        try:
+            t.raw_data = self.load_file(info["location"], info["offset"], info["length"])
+        except (OSError, ValueError) as exc:
+            raise lx.fail(f"cannot read the tensor's data: {exc}", at) from None
+
+    def _fast_values(self, texts: list, code: str, at: int) -> list:
+        """Values of a plain number list (see `Lexer.plain_list`), as `raw_values`
+        reads them (float parts as bits), with the same range checks."""
+        lx = self.lx
+        try:
+            if code == "f":
+                return [float32_bits(read_float32(s)) for s in texts]
+            if code == "d":
+                out = [double_bits(float(s)) for s in texts]
+                if any(abs(float(s)) == float("inf") for s in texts):
+                    raise OverflowError
+                return out
+        except (OverflowError, ValueError):
+            raise lx.fail("a value out of the element type's range", at) from None
+        if any(len(s) > 40 for s in texts):
+            raise lx.fail("a value out of the element type's range", at)
+        lo, hi = CODE_RANGE[code]
+        values = [int(s) for s in texts]
+        if min(values) < lo or max(values) > hi:
+            raise lx.fail(f"a value out of the element type's range [{lo}, {hi}]", at)
+        return values
+
+    def typed_values(self, t, dtype: int) -> None:
+        lx = self.lx
+        field = TYPED_FIELD.get(dtype)
+        if field in ("int32_data", "int64_data", "float_data"):
+            at = lx.start
+            fast = lx.plain_list(field != "float_data")
+            if fast is not None:
+                if field == "float_data":
+                    try:
+                        vals = [read_float32(s) for s in fast]
+                    except OverflowError:
+                        raise lx.fail("a value out of float's range", at) from None
+                else:
+                    if any(len(s) > 40 for s in fast):
+                        raise lx.fail("a value out of range", at)
+                    vals = [int(s) for s in fast]
+                    lo, hi = INT32_RANGE if field == "int32_data" else (INT64_MIN, INT64_MAX)
+                    if min(vals) < lo or max(vals) > hi:
+                        raise lx.fail(f"a value out of range [{lo}, {hi}]", at)
+                getattr(t, field).extend(vals)
+                return
+        lx.expect("{")
+        if lx.accept("}"):
+            return
+        if field is None:
+            raise lx.fail(f"values of element type {dtype} cannot be written as a list")
+        values: list = []
+        append = values.append
+        if field == "int32_data":
+            lo, hi = INT32_RANGE
+            while True:
+                append(read_int(lx, lo, hi))
+                if not lx.accept(","):
+                    break
+        elif field == "int64_data":
+            while True:
+                append(read_int(lx))
+                if not lx.accept(","):
+                    break
+        elif field == "uint64_data":
+            while True:
+                append(read_uint64(lx))
+                if not lx.accept(","):
+                    break
+        elif field == "float_data" or field == "double_data":
+            double = field == "double_data"
+            while True:
+                append(read_float_bits(lx, double))
+                if not lx.accept(","):
+                    break
+        else:
+            while True:
+                append(read_bytes(lx))
+                if not lx.accept(","):
+                    break
+        lx.expect("}", "',' or '}'")
+        getattr(t, field).extend(values)
+
+    def raw_values(self, t, dtype: int, dims: list) -> None:
+        lx = self.lx
+        at = lx.start
+        if lx.kind == "hex":
+            digits = lx.value[2:]
+            if len(digits) % 2:
+                raise lx.fail("an odd number of hex digits")
+            t.raw_data = bytes.fromhex(digits)
+            lx.advance()
+            return
+        code = RAW_CODES.get(dtype)
+        if code is None:
+            raise lx.fail(f"raw values of element type {dtype} are written in hex ('@raw 0x...')", at)
+        fast = lx.plain_list(code not in ("f", "d"))
+        if fast is not None:
+            t.raw_data = pack_raw(dtype, self._fast_values(fast, code, at))
+            return
+        lx.expect("{")
+        values: list = []
+        append = values.append
+        if code == "f" or code == "d":
+            double = code == "d"
+            to_bits = double_bits if double else float32_bits
+            while lx.kind != "}":
+                v = read_float_bits(lx, double)
+                append(v.bits if hasattr(v, "bits") else to_bits(v))
+                if not lx.accept(","):
+                    break
+        else:
+            lo, hi = CODE_RANGE[code]
+            while lx.kind != "}":
+                append(read_int(lx, lo, hi))
+                if not lx.accept(","):
+                    break
+        lx.expect("}", "',' or '}'")
+        t.raw_data = pack_raw(dtype, values)
