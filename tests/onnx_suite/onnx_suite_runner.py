@@ -49,12 +49,12 @@ SUITE_FILES = [
     "checker_test.py",
     "shape_inference_test.py",
     "schema_test.py",
-    # "printer_test.py",
-    # "parser_test.py",
-    # "version_converter_test.py",
-    # "utils_test.py",
-    # "inliner_test.py",
-    # "compose_test.py",
+    "printer_test.py",
+    "parser_test.py",
+    "version_converter_test.py",
+    "utils_test.py",
+    "inliner_test.py",
+    "compose_test.py",
 ]
 
 #: Modules irmodel does not have yet that a test file imports at its top, so that without
