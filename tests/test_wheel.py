@@ -28,6 +28,7 @@ pytestmark = pytest.mark.slow
 #: Modules that need an optional dependency at import, with the one they need; a bare
 #: install must fail on exactly that dependency and on nothing else.
 NEEDS_OPTIONAL = {"irmodel.tensors": "numpy", "irmodel._dtypes.packing": "numpy",
+                  "irmodel.numpy_helper": "numpy", "irmodel.model_container": "numpy",
                   "irmodel.fuzz.strategies": "hypothesis"}
 
 IMPORT_ALL = textwrap.dedent("""
