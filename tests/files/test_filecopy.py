@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import irmodel
-from conftest import gemm_model_file, reference_edit
+from reference_helpers import gemm_model_file, reference_edit
 import irmodel._files.filecopy as filecopy
 
 

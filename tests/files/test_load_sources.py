@@ -21,7 +21,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 import irmodel
-from conftest import reference_dict
+from reference_helpers import reference_dict
 
 from repo_paths import REPO as ROOT  # noqa: E402
 

@@ -16,7 +16,7 @@ import pytest
 from onnx import helper as oh, numpy_helper
 
 import irmodel
-from conftest import gemm_model_file, reference_edit
+from reference_helpers import gemm_model_file, reference_edit
 import irmodel._files.filecopy as filecopy
 
 

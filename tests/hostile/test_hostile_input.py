@@ -131,7 +131,7 @@ def test_nesting_just_under_the_limit_decodes():
     data = _depth_bomb(30)  # 3 message levels per step: 91 deep
     import onnx
 
-    from conftest import reference_dict
+    from reference_helpers import reference_dict
     assert irmodel.to_dict(irmodel.loads(data)) == reference_dict("ModelProto", data)
     assert onnx.ModelProto.FromString(data).ByteSize() == len(data)
 
@@ -162,7 +162,7 @@ def test_non_onnx_bytes_and_random_text():
 def test_invalid_utf8_in_a_proto2_string_reads_as_bytes_as_upb_does():
     import onnx
 
-    from conftest import reference_dict
+    from reference_helpers import reference_dict
     data = _len_field(4, b"\xff\xfe")
     node = irmodel.loads(data, "NodeProto")
     assert node.op_type == b"\xff\xfe" == onnx.NodeProto.FromString(data).op_type

@@ -7,7 +7,7 @@ import os
 import pytest
 
 import irmodel
-from conftest import reference_dict
+from reference_helpers import reference_dict
 
 #: Every test here runs with the generated scanners and with the generic scan loop.
 pytestmark = pytest.mark.usefixtures("scan_path")

@@ -13,7 +13,7 @@ import pytest
 
 import irmodel
 
-from conftest import reference_message
+from reference_helpers import reference_message
 
 #: Every test here runs with the generated scanners and with the generic scan loop.
 pytestmark = pytest.mark.usefixtures("scan_path")
