@@ -32,7 +32,7 @@ class Status:
     features: int
     corpus: int
     exec_per_s: int
-    at: float = 0.0  # seconds since the process started
+    at: float = 0.0  # seconds since libFuzzer started (``INFO: Seed:``; before it, since the process started)
 
 
 def parse_status(line: str) -> Status | None:
@@ -54,6 +54,7 @@ class Run:
     statuses: list = field(default_factory=list)
     artifacts: list = field(default_factory=list)
     tail: str = ""
+    startup: float = 0.0  # seconds from the process's start to libFuzzer's (instrumenting, mostly)
 
     @property
     def inited(self) -> Status | None:
@@ -91,15 +92,17 @@ def run_harness(command: list, harness: str, corpus_dirs: list, seconds: float, 
     cmd = ([*("nice", "-n", str(nice))] if nice else []) + list(command) + [
         f"-max_total_time={max(1, round(seconds))}", f"-artifact_prefix={artifact_dir.rstrip('/')}/",
         "-print_final_stats=1", *(flags or []), *corpus_dirs]
-    start = time.monotonic()
+    start = fuzz_start = time.monotonic()
     statuses, lines = [], []
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd, text=True,
                           errors="replace") as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             s = parse_status(line)
+            if line.startswith("INFO: Seed:"):
+                fuzz_start = time.monotonic()
             if s is not None:
-                s.at = round(time.monotonic() - start, 1)
+                s.at = round(time.monotonic() - fuzz_start, 1)
                 statuses.append(s)
             elif not line.startswith("INFO: Instrumenting"):
                 lines.append(line.rstrip("\n"))
@@ -108,8 +111,8 @@ def run_harness(command: list, harness: str, corpus_dirs: list, seconds: float, 
                 log.write(line)
         returncode = proc.wait()
     artifacts = sorted(set(os.listdir(artifact_dir)) - before)
-    return Run(harness, returncode, round(time.monotonic() - start, 1), statuses,
-               [os.path.join(artifact_dir, a) for a in artifacts], "\n".join(lines))
+    return Run(harness, returncode, round(time.monotonic() - fuzz_start, 1), statuses,
+               [os.path.join(artifact_dir, a) for a in artifacts], "\n".join(lines), round(fuzz_start - start, 1))
 
 
 def unzip_seeds(zip_path: str, into: str) -> int:
