@@ -109,3 +109,34 @@ def test_coverage_smoke_run_under_atheris(harness, tmp_path_factory):
     (v,) = verdicts
     assert v["ok"], v
     assert proc.returncode == 0
+
+
+def _campaign_module():
+    sys.path.insert(0, FUZZ)
+    try:
+        import campaign_atheris
+    finally:
+        sys.path.remove(FUZZ)
+    return campaign_atheris
+
+
+def test_the_campaign_section_is_rendered_and_replaced_in_place(tmp_path):
+    ca = _campaign_module()
+    row = {"harness": "fuzz_decode", "seconds": 60.0, "startup": 7.0, "seeds": 85,
+           "inited": {"cov": 900, "corpus": 70, "at": 1.0}, "final": {"cov": 1200, "ft": 4000, "corpus": 200, "at": 60.0},
+           "runs": 5000, "exec_per_s": 83, "timeline": [{"t": 15, "cov": 1000, "corpus": 100}, {"t": 30, "cov": 1100,
+                                                                                           "corpus": 150}],
+           "findings": [{"artifact": "crash-1", "reproducer": "/x/fuzz_decode-ab.bin", "size": 3, "hex": "0a0b0c",
+                         "raised": "IndexError: boom"}], "tail": ""}
+    report = {"date": "d", "machine": "m", "seconds": 60.0, "nice": 10, "note": "Shorter than asked.",
+              "harnesses": [row]}
+    section = ca.render(report)
+    assert section.startswith(ca.BEGIN) and section.endswith(ca.END)
+    assert "| `fuzz_decode` | 60 | 900 | 1200 | 85 / 70 / 200 | 5,000 | 83 | 1 |" in section
+    assert "`0a0b0c`: IndexError: boom" in section and "1100 (150)" in section
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Results\n\nearlier text\n")
+    ca.write_results(section, str(results))
+    ca.write_results(section.replace("Shorter", "Longer"), str(results))
+    text = results.read_text()
+    assert text.count(ca.BEGIN) == 1 and "Longer than asked" in text and "earlier text" in text
