@@ -3,7 +3,7 @@
 The instrumentation tests run in a child process (atheris' import hook and its patched
 code must not leak into the test process).  The coverage smoke run is CI's short form of
 `fuzz/check_coverage.py`: each harness a few seconds from its seed corpus, held to the
-issue's edge bars (the 45 s figures are in fuzz/RESULTS.md).
+issue's edge bars lowered for a few seconds (the 45 s figures are in fuzz/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_a_harness_prints_nothing_on_the_hot_path():
 @pytest.mark.slow
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_coverage_smoke_run_under_atheris(harness, tmp_path_factory):
-    """CI's short form of check_coverage.py: 4 s per harness, the issue's edge bars, the
+    """CI's short form of check_coverage.py: 4 s per harness, the short edge bars, the
     corpus growing past what libFuzzer kept of the seeds, no crash."""
     work = tmp_path_factory.getbasetemp() / "coverage-smoke"
     proc = subprocess.run([sys.executable, os.path.join(FUZZ, "check_coverage.py"), "--seconds", "4", "--short",
