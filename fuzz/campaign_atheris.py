@@ -54,9 +54,11 @@ def minimize(harness: str, artifact: str, out_dir: str, seconds: int = 60) -> di
         small = f.read()
     check = subprocess.run([*libfuzzer.harness_command(harness), target], capture_output=True, text=True,
                            errors="replace", env=env, timeout=300)
-    raised = [line for line in check.stderr.splitlines() if "Error" in line or "Exception" in line]
+    lines = check.stderr.splitlines()
+    marker = next((i for i, line in enumerate(lines) if "Uncaught Python exception" in line), None)
+    raised = lines[marker + 1] if marker is not None and marker + 1 < len(lines) else check.stderr[-300:]
     return {"artifact": os.path.basename(artifact), "reproducer": target, "size": len(small),
-            "hex": small.hex() if len(small) <= 64 else None, "raised": raised[-1] if raised else check.stderr[-300:]}
+            "hex": small.hex() if len(small) <= 64 else None, "raised": raised}
 
 
 def campaign(harness: str, seconds: float, out: str, seed_zip: str, nice: int) -> dict:
