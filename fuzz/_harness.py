@@ -36,9 +36,85 @@ except ImportError:  # the plain loop needs nothing but irmodel
 PLAIN = atheris is None or "--plain" in sys.argv or os.environ.get("IRMODEL_FUZZ_PLAIN") == "1"
 
 
+#: The packages whose code a harness exercises: libFuzzer sees coverage in these only.
+PACKAGES = ("irmodel", "wirefmt")
+#: Subpackages no harness runs (the command line, the fuzzing toolkit itself: the mutators
+#: run between inputs, where their coverage would only be noise).  A harness that does run
+#: one of their modules (fuzz_roundtrip: `irmodel.fuzz.targets`) imports it in its block.
+NOT_EXERCISED = ("irmodel.cli", "irmodel.fuzz", "irmodel.__main__")
+
+
+@contextlib.contextmanager
 def instrumented():
-    """``atheris.instrument_imports()`` under atheris, else a context that does nothing."""
-    return contextlib.nullcontext() if PLAIN else atheris.instrument_imports()
+    """Under atheris: every module of `PACKAGES` instrumented for libFuzzer; else nothing.
+
+    ``import irmodel`` imports nothing (its names are imported on first use), so a module
+    a harness needs would be imported by the first input, after ``instrument_imports()``
+    had ended, and libFuzzer would see no coverage in it.  So the block imports every
+    module of the packages (`import_all`) before it ends, and the scan functions wirefmt
+    generates at run time (which no import hook sees) are instrumented as they are made
+    (`instrument_generated_scanners`).  Does nothing in plain-loop mode.
+    """
+    if PLAIN:
+        yield
+        return
+    with atheris.instrument_imports(include=list(PACKAGES)):
+        yield
+        import_all()
+    instrument_generated_scanners()
+
+
+def import_all(packages=PACKAGES, skip=NOT_EXERCISED) -> list:
+    """Import every module of ``packages`` but those under ``skip``; returns their names.
+
+    A module whose third-party dependency is missing (numpy in a minimal build) is left
+    out: the harness cannot reach it either.
+    """
+    import importlib  # noqa: PLC0415
+    import pkgutil  # noqa: PLC0415
+
+    names = []
+    for package in packages:
+        root = importlib.import_module(package)
+        names.append(package)
+        for info in pkgutil.walk_packages(root.__path__, package + "."):
+            if info.name.startswith(skip):
+                continue
+            try:
+                importlib.import_module(info.name)
+            except ImportError:
+                continue
+            names.append(info.name)
+    return names
+
+
+def instrument_generated_scanners() -> None:
+    """Instrument wirefmt's generated scan functions: every one now, and any made later.
+
+    The scanners are compiled from generated source (or loaded from the code cache) on
+    the first decode of each message type, so no import hook instruments them.  Each
+    class's two scanners are built here (the types a model can hold are all built at
+    import), each instrumented with ``atheris.instrument_func``; `wirefmt.scan`'s
+    ``build_scanner`` is wrapped so that a class built later gets instrumented scanners too.
+    """
+    from wirefmt import scan  # noqa: PLC0415
+
+    build = scan.build_scanner
+    if getattr(build, "instrumented_by_harness", False):
+        return
+
+    def build_instrumented(*args, **kwargs):
+        return atheris.instrument_func(build(*args, **kwargs))
+
+    build_instrumented.instrumented_by_harness = True
+    scan.build_scanner = build_instrumented
+    for ref in list(scan._built):
+        cls = ref()
+        if cls is None or "_make_child" not in cls.__dict__:
+            continue
+        scan._built_make_child(cls)
+        if cls.__dict__["_scan_into"].__func__ is scan._first_scan_into:
+            cls._scan_into = staticmethod(build_instrumented(cls, cls._registry, scan._SCANNER_HELPERS, "scan"))
 
 
 _wire = None

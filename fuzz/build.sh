@@ -3,12 +3,28 @@
 # Run by .clusterfuzzlite/build.sh (or an OSS-Fuzz project's build.sh) with $SRC and $OUT set,
 # from the root of the checkout.  For each harness: the fuzzer (compile_python_fuzzer),
 # <target>_seed_corpus.zip (built by fuzz/make_seed_corpus.py), <target>.dict and <target>.options.
+# fuzz/oss_fuzz_local.py runs this script on a machine without the image
+# (IRMODEL_FUZZ_SKIP_INSTALL=1: the checkout is read in place, not pip-installed).
 cd "$(dirname "$0")/.."
-pip3 install .
+if [ -z "${IRMODEL_FUZZ_SKIP_INSTALL:-}" ]; then
+  pip3 install .
+fi
 for fuzzer in fuzz/fuzz_*.py; do
   name=$(basename "$fuzzer" .py)
-  # irmodel imports its subpackages on first use and reads opschemas.json: collect it all
-  compile_python_fuzzer "$fuzzer" --collect-all irmodel --collect-all wirefmt
+  # The harnesses import every module of irmodel and wirefmt (fuzz/_harness.import_all) and
+  # irmodel reads opschemas.json: collect them all.  --paths: _harness.py and the checkout.
+  # PyInstaller follows imports inside functions too, so the toolkit's reference targets
+  # would pull onnx, onnxruntime and hypothesis into every fuzzer: left out where unused
+  # (only fuzz_ref_diff runs onnx and protobuf), which also keeps a build to about a minute.
+  excludes="--exclude-module onnxruntime --exclude-module hypothesis --exclude-module pytest"
+  excludes="$excludes --exclude-module irmodel.cli --exclude-module irmodel.fuzz.runner"
+  excludes="$excludes --exclude-module irmodel.fuzz._worker --exclude-module irmodel.fuzz.strategies"
+  if [ "$name" != fuzz_ref_diff ]; then
+    excludes="$excludes --exclude-module onnx --exclude-module google.protobuf"
+  fi
+  # shellcheck disable=SC2086  # $excludes is a list of flags
+  compile_python_fuzzer "$fuzzer" --paths "$PWD/fuzz" --paths "$PWD" \
+    --collect-all irmodel --collect-all wirefmt $excludes
   cp fuzz/onnx.dict "$OUT/$name.dict"
   sed "s/^dict = onnx.dict/dict = $name.dict/" fuzz/fuzz.options > "$OUT/$name.options"
 done
