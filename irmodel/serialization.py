@@ -322,7 +322,8 @@ def _save_protobuf(model: Any, f: Any, save_as_external_data: bool, all_tensors_
     if checksum:
         raise ValueError("checksum=True needs save_as_external_data=True: checksums are "
                          "written for the tensors moved to data files")
-    if isinstance(f, (str, os.PathLike)):
+    # Only a model has data files of its own; any other message is written as it is.
+    if isinstance(f, (str, os.PathLike)) and getattr(model, "_type_name", "ModelProto") == "ModelProto":
         if _has_pending_external_data(model):
             # The data files and the model in one atomic step, as any external-data save.
             from ._files.external_write import save_with_external_data  # noqa: PLC0415

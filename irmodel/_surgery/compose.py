@@ -240,7 +240,7 @@ def _same_onnx_opset(m1: Any, m2: Any) -> tuple:
     if not changed_operators(_all_nodes(low), min(v1, v2), high):
         return m1, m2
     try:
-        from ..version_converter import convert_version  # type: ignore[import-not-found]  # noqa: PLC0415
+        from ..version_converter import convert_version  # noqa: PLC0415
     except ImportError:  # not built yet: _merged_opsets says what needs converting
         return m1, m2
     converted = convert_version(low, high)

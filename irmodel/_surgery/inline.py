@@ -239,7 +239,7 @@ class _Inliner:
         if not changed:
             return
         try:
-            from ..version_converter import convert_version  # type: ignore[import-not-found]  # noqa: PLC0415
+            from ..version_converter import convert_version  # noqa: PLC0415
         except ImportError:
             raise SurgeryError(f"function {body.name!r} imports ai.onnx opset {source} and the model "
                                f"{target}; its operators {', '.join(changed)} changed between them, "

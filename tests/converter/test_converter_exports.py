@@ -14,7 +14,7 @@ import pytest
 import irmodel
 from irmodel import version_converter as vc
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from repo_paths import REPO as _ROOT  # noqa: E402
 
 
 def _exports():

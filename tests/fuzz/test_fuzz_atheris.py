@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from repo_paths import REPO as ROOT  # noqa: E402
 FUZZ = os.path.join(ROOT, "fuzz")
 HARNESSES = ["fuzz_decode", "fuzz_roundtrip", "fuzz_checker", "fuzz_inference", "fuzz_ref_diff"]
 

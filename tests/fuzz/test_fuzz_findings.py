@@ -16,7 +16,7 @@ import pytest
 
 import irmodel
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from repo_paths import REPO as ROOT  # noqa: E402
 
 
 def _nested_groups(n: int) -> bytes:

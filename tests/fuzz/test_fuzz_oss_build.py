@@ -18,7 +18,7 @@ import zipfile
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from repo_paths import REPO as ROOT  # noqa: E402
 FUZZ = os.path.join(ROOT, "fuzz")
 HARNESSES = ["fuzz_checker", "fuzz_decode", "fuzz_inference", "fuzz_ref_diff", "fuzz_roundtrip"]
 MISSING = [m for m in ("atheris", "PyInstaller") if importlib.util.find_spec(m) is None]

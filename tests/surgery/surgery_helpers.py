@@ -49,8 +49,24 @@ def run(model: bytes | str, feeds: dict) -> dict:
     return dict(zip(names, sess.run(None, {k: v for k, v in feeds.items() if k in wanted})))
 
 
+def _assert_same_value(x, y, name: str) -> None:
+    """One output: a tensor, or a sequence of them (onnxruntime gives a list), or None (an
+    empty optional)."""
+    if isinstance(x, list) or isinstance(y, list):
+        assert isinstance(x, list) and isinstance(y, list) and len(x) == len(y), name
+        for i, (u, v) in enumerate(zip(x, y)):
+            _assert_same_value(u, v, f"{name}[{i}]")
+        return
+    if x is None or y is None:
+        assert x is None and y is None, name
+        return
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype == object or y.dtype == object:
+        np.testing.assert_array_equal(x, y, err_msg=name)
+    else:
+        np.testing.assert_allclose(x.astype(np.float64), y.astype(np.float64), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def assert_same_results(a: dict, b: dict, names=None) -> None:
     for name in names if names is not None else a:
-        np.testing.assert_allclose(np.asarray(a[name], dtype=np.float64) if a[name].dtype != object else a[name],
-                                   np.asarray(b[name], dtype=np.float64) if b[name].dtype != object else b[name],
-                                   rtol=1e-5, atol=1e-6, err_msg=name)
+        _assert_same_value(a[name], b[name], name)

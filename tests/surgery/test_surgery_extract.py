@@ -348,7 +348,7 @@ def test_memory_follows_the_part_not_the_model(tmp_path):
                       [oh.make_tensor_value_info("v1", TensorProto.FLOAT, [1 << 22])], inits)
     src, out = tmp_path / "m.onnx", tmp_path / "p.onnx"
     onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]), str(src))
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from repo_paths import REPO as root  # noqa: PLC0415
     code = _MEASURE.format(root=root, src=str(src), out=str(out))
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     growth = int(res.stdout.split()[-1])

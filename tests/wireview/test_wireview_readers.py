@@ -17,7 +17,7 @@ from irmodel._wireview.fastpath import trace, use_fast_paths
 from wirefmt.message import items_in_buffer
 from wirefmt.varint import encode_varint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from repo_paths import REPO as ROOT  # noqa: E402
 _NOT_PLAIN = {onnx.AttributeProto.TENSOR, onnx.AttributeProto.GRAPH, onnx.AttributeProto.TENSORS,
               onnx.AttributeProto.GRAPHS, onnx.AttributeProto.SPARSE_TENSOR, onnx.AttributeProto.SPARSE_TENSORS,
               onnx.AttributeProto.TYPE_PROTO, onnx.AttributeProto.TYPE_PROTOS}
