@@ -33,11 +33,6 @@ _ATTRIBUTE_READ = frozenset({"t", "g", "tensors", "graphs", "sparse_tensor", "sp
 # Graphs of at least `irmodel._wireview.fastpath.FAST_FROM` nodes or initializers take the
 # fast path (`fastnodes`: nodes read from their bytes, verdicts cached by kind).
 
-# The kinds of TypeProto and the fields each must set, for main-graph inputs and outputs.
-_TYPE_CASE_NUMBER = {"tensor_type": 1, "sequence_type": 4, "map_type": 5, "opaque_type": 7,
-                     "sparse_tensor_type": 8, "optional_type": 9}
-
-
 class Walker:
     """Checks graphs, nodes and attributes, reporting to ``report``.
 
