@@ -434,6 +434,7 @@ import irmodel, irmodel._files.atomic
 # irmodel imports these on first use; nobody may not be able to read the checkout (a
 # fresh clone in a private temporary directory), so they are imported while still root.
 import irmodel._files.external_write, irmodel._files.external_data, irmodel.io, irmodel._files.filecopy  # noqa: E401,F401
+import irmodel.serialization  # noqa: F401  (irmodel.save is its save_model)
 import wirefmt.encoder, wirefmt.writer  # noqa: E401,F401
 import wirefmt.scansource  # noqa: F401  (the scan source writer, imported on a code-cache miss:
 # nobody cannot read root's cache either, so every type it meets is a miss)
