@@ -30,31 +30,7 @@ class Parser(TensorSyntax):
             return lit
         m = self.c["ModelProto"]()
         if lx.accept("<"):
-            while True:
-                at = lx.start
-                key = lx.expect("ident", "a keyword")
-                lx.expect(":")
-                if key == "ir_version":
-                    m.ir_version = read_int(lx)
-                elif key == "opset_import":
-                    self.opsets(m.opset_import)
-                elif key in ("producer_name", "producer_version", "domain", "doc_string"):
-                    self._str_field(m, key, read_string(lx), at)
-                elif key == "model_version":
-                    m.model_version = read_int(lx)
-                elif key == "metadata_props":
-                    lx.expect("[")
-                    if not lx.accept("]"):
-                        while True:
-                            m.metadata_props.add().CopyFrom(self.pair())
-                            if not lx.accept(","):
-                                break
-                        lx.expect("]", "',' or ']'")
-                else:
-                    raise lx.fail(f"unknown keyword {key!r} in a model's header", at)
-                if not lx.accept(","):
-                    break
-            lx.expect(">", "',' or '>'")
+            self.items(">", lambda: self._model_header_entry(m), may_be_empty=False)
         self.graph_into(m.graph)
         while lx.kind != "end":
             self.function_into(m.functions.add())
@@ -62,26 +38,42 @@ class Parser(TensorSyntax):
             self.apply(m, block)
         return m
 
-    def opsets(self, target) -> None:
+    def _model_header_entry(self, m) -> None:
         lx = self.lx
-        lx.expect("[")
-        if lx.accept("]"):
+        at = lx.start
+        key = lx.expect("ident", "a keyword")
+        lx.expect(":")
+        if key == "ir_version":
+            m.ir_version = read_int(lx)
+        elif key == "opset_import":
+            self.opsets(m.opset_import)
+        elif key in ("producer_name", "producer_version", "domain", "doc_string"):
+            self._str_field(m, key, read_string(lx), at)
+        elif key == "model_version":
+            m.model_version = read_int(lx)
+        elif key == "metadata_props":
+            lx.expect("[")
+            self.items("]", lambda: m.metadata_props.add().CopyFrom(self.pair()))
+        else:
+            raise lx.fail(f"unknown keyword {key!r} in a model's header", at)
+
+    def opsets(self, target) -> None:
+        self.lx.expect("[")
+        self.items("]", lambda: self._opset(target))
+
+    def _opset(self, target) -> None:
+        lx = self.lx
+        block, lit = self.prefix("OperatorSetIdProto")
+        if lit is not None:
+            target.add().CopyFrom(lit)
             return
-        while True:
-            block, lit = self.prefix("OperatorSetIdProto")
-            if lit is not None:
-                target.add().CopyFrom(lit)
-            else:
-                o = target.add()
-                at = lx.start
-                self._str_field(o, "domain", read_string(lx, "a domain string"), at)
-                lx.expect(":")
-                o.version = read_int(lx)
-                if block:
-                    self.apply(o, block)
-            if not lx.accept(","):
-                break
-        lx.expect("]", "',' or ']'")
+        o = target.add()
+        at = lx.start
+        self._str_field(o, "domain", read_string(lx, "a domain string"), at)
+        lx.expect(":")
+        o.version = read_int(lx)
+        if block:
+            self.apply(o, block)
 
     def pair(self):
         """``"key": "value"`` (or a literal)."""
@@ -108,72 +100,71 @@ class Parser(TensorSyntax):
             self.depth -= 1
             return
         if lx.accept("<"):
-            while True:
-                at = lx.start
-                key = lx.expect("ident", "a keyword")
-                lx.expect(":")
-                if key == "opset_import":
-                    self.opsets(fn.opset_import)
-                elif key in ("doc_string", "domain", "overload"):
-                    self._str_field(fn, key, read_string(lx), at)
-                else:
-                    raise lx.fail(f"unknown keyword {key!r} in a function's header", at)
-                if not lx.accept(","):
-                    break
-            lx.expect(">", "',' or '>'")
+            self.items(">", lambda: self._function_header_entry(fn), may_be_empty=False)
         at = lx.start
         self._str_field(fn, "name", read_name(lx, what="a function name"), at)
         if lx.accept("<"):
-            names = []
-            while True:
-                at = lx.start
-                if lx.kind == "@":
-                    fn.attribute_proto.add().CopyFrom(self.attribute())
-                else:
-                    nm = read_name(lx, what="an attribute name")
-                    if lx.kind in (":", "="):
-                        fn.attribute_proto.add().CopyFrom(self.attribute_rest(self.c["AttributeProto"](), nm, at))
-                    else:
-                        names.append(nm)
-                if not lx.accept(","):
-                    break
-            lx.expect(">", "',' or '>'")
-            self._add_str(fn, "attribute", names, at)
+            names: list = []
+            starts: list = []
+            self.items(">", lambda: self._function_attribute(fn, names, starts), may_be_empty=False)
+            self._add_str(fn, "attribute", names, starts[-1])
         self.function_io(fn, "input")
         lx.expect("arrow", "'=>'")
         self.function_io(fn, "output")
         if lx.accept("<"):
-            if not lx.accept(">"):
-                while True:
-                    fn.value_info.add().CopyFrom(self.value_info())
-                    if not lx.accept(","):
-                        break
-                lx.expect(">", "',' or '>'")
+            self.items(">", lambda: fn.value_info.add().CopyFrom(self.value_info()))
         self.nodes_into(fn.node)
         if block:
             self.apply(fn, block)
         self.depth -= 1
 
+    def _function_header_entry(self, fn) -> None:
+        lx = self.lx
+        at = lx.start
+        key = lx.expect("ident", "a keyword")
+        lx.expect(":")
+        if key == "opset_import":
+            self.opsets(fn.opset_import)
+        elif key in ("doc_string", "domain", "overload"):
+            self._str_field(fn, key, read_string(lx), at)
+        else:
+            raise lx.fail(f"unknown keyword {key!r} in a function's header", at)
+
+    def _function_attribute(self, fn, names: list, starts: list) -> None:
+        """One entry of a function's attribute list: a bare name, or an attribute with
+        a default (``name: type = value``, or a literal)."""
+        lx = self.lx
+        at = lx.start
+        starts.append(at)
+        if lx.kind == "@":
+            fn.attribute_proto.add().CopyFrom(self.attribute())
+            return
+        nm = read_name(lx, what="an attribute name")
+        if lx.kind in (":", "="):
+            fn.attribute_proto.add().CopyFrom(self.attribute_rest(self.c["AttributeProto"](), nm, at))
+        else:
+            names.append(nm)
+
     def function_io(self, fn, field: str) -> None:
         lx = self.lx
         lx.expect("(")
-        names = []
+        names: list = []
+        starts = [lx.start]
+        self.items(")", lambda: self._function_io_entry(fn, names, starts))
+        self._add_str(fn, field, names, starts[-1])
+
+    def _function_io_entry(self, fn, names: list, starts: list) -> None:
+        lx = self.lx
+        vi = None
+        if self.next_is_type():
+            vi = fn.value_info.add()
+            self.type_into(vi.type)
         at = lx.start
-        if not lx.accept(")"):
-            while True:
-                vi = None
-                if self.next_is_type():
-                    vi = fn.value_info.add()
-                    self.type_into(vi.type)
-                at = lx.start
-                nm = read_name(lx)
-                names.append(nm)
-                if vi is not None:
-                    self._str_field(vi, "name", nm, at)
-                if not lx.accept(","):
-                    break
-            lx.expect(")", "',' or ')'")
-        self._add_str(fn, field, names, at)
+        starts.append(at)
+        nm = read_name(lx)
+        names.append(nm)
+        if vi is not None:
+            self._str_field(vi, "name", nm, at)
 
     def next_is_type(self) -> bool:
         lx = self.lx
@@ -195,42 +186,35 @@ class Parser(TensorSyntax):
         at = lx.start
         self._str_field(g, "name", read_name(lx, what="a graph name"), at)
         if lx.accept("("):
-            if not lx.accept(")"):
-                while True:
-                    vi = self.value_info()
-                    if isinstance(vi, tuple):  # a tensor literal stands for an initializer
-                        g.initializer.add().CopyFrom(vi[1])
-                    else:
-                        g.input.add().CopyFrom(vi)
-                        if lx.accept("="):
-                            t = g.initializer.add()
-                            self._str_field(t, "name", vi.name, lx.start)
-                            self.tensor_data(t, vi.type if vi.HasField("type") else None, True)
-                    if not lx.accept(","):
-                        break
-                lx.expect(")", "',' or ')'")
+            self.items(")", lambda: self._graph_input(g))
         lx.expect("arrow", "'=>'")
         lx.expect("(")
-        if not lx.accept(")"):
-            while True:
-                vi = self.value_info()
-                if isinstance(vi, tuple):
-                    raise lx.fail("a tensor cannot be a graph output")
-                g.output.add().CopyFrom(vi)
-                if not lx.accept(","):
-                    break
-            lx.expect(")", "',' or ')'")
+        self.items(")", lambda: self._graph_output(g))
         if lx.accept("<"):
-            if not lx.accept(">"):
-                while True:
-                    self.init_or_info(g)
-                    if not lx.accept(","):
-                        break
-                lx.expect(">", "',' or '>'")
+            self.items(">", lambda: self.init_or_info(g))
         self.nodes_into(g.node)
         if block:
             self.apply(g, block)
         self.depth -= 1
+
+    def _graph_input(self, g) -> None:
+        """``type name`` or ``type name = data`` (an input with its initializer)."""
+        lx = self.lx
+        vi = self.value_info()
+        if isinstance(vi, tuple):  # a tensor literal stands for an initializer
+            g.initializer.add().CopyFrom(vi[1])
+            return
+        g.input.add().CopyFrom(vi)
+        if lx.accept("="):
+            t = g.initializer.add()
+            self._str_field(t, "name", vi.name, lx.start)
+            self.tensor_data(t, vi.type if vi.HasField("type") else None, True)
+
+    def _graph_output(self, g) -> None:
+        vi = self.value_info()
+        if isinstance(vi, tuple):
+            raise self.lx.fail("a tensor cannot be a graph output")
+        g.output.add().CopyFrom(vi)
 
     def init_or_info(self, g) -> None:
         """One entry of a graph's ``<...>``: ``type name = data`` (an initializer) or
@@ -368,13 +352,8 @@ class Parser(TensorSyntax):
         return out
 
     def attributes_into(self, attrs) -> None:
-        lx = self.lx
-        lx.expect("<")
-        while True:
-            attrs.add().CopyFrom(self.attribute())
-            if not lx.accept(","):
-                break
-        lx.expect(">", "',' or '>'")
+        self.lx.expect("<")
+        self.items(">", lambda: attrs.add().CopyFrom(self.attribute()), may_be_empty=False)
 
     def attribute(self):
         lx = self.lx
@@ -409,37 +388,29 @@ class Parser(TensorSyntax):
         lx.expect("=", "'='")
         if lx.kind == "[":
             lx.advance()
-            if lx.kind != "]":
-                expected = ELEMENT_TYPE.get(a.type, a.type)
-                while True:
-                    v = self.c["AttributeProto"]()
-                    self.single_value(v, expected)
-                    self._append_element(a, v)
-                    if not lx.accept(","):
-                        break
-            else:
+            if lx.kind == "]":
                 if a.type == 0:
                     raise lx.fail("an empty list needs a type: 'name: ints = []'")
                 if a.type in _SINGLETON:
                     raise lx.fail("a single-value attribute type cannot hold a list")
-            lx.expect("]", "',' or ']'")
+            expected = ELEMENT_TYPE.get(a.type, a.type)
+            self.items("]", lambda: self._list_element(a, expected))
         elif lx.kind == "@" and lx.peek_after()[0] == "[":
             lx.advance()
             lx.advance()
             expected = ELEMENT_TYPE.get(a.type, a.type)
             if expected not in (4, 5, 13):
                 raise lx.fail("'@[' lists hold tensors, graphs or types")
-            while True:
-                v = self.c["AttributeProto"]()
-                self.single_value(v, expected)
-                self._append_element(a, v)
-                if not lx.accept(","):
-                    break
-            lx.expect("]", "',' or ']'")
+            self.items("]", lambda: self._list_element(a, expected), may_be_empty=False)
         else:
             self.single_value(a, a.type)
         self.depth -= 1
         return a
+
+    def _list_element(self, a, expected: int) -> None:
+        v = self.c["AttributeProto"]()
+        self.single_value(v, expected)
+        self._append_element(a, v)
 
     def _append_element(self, a, v) -> None:
         t = v.type

@@ -56,6 +56,20 @@ class ParserCore:
         if self.depth > MAX_DEPTH:
             raise self.lx.fail(f"nesting deeper than {MAX_DEPTH} levels")
 
+    def items(self, close: str, read_one, *, may_be_empty: bool = True) -> None:
+        """Calls ``read_one()`` for each comma-separated item up to ``close``, and
+        consumes ``close``.  Every list of the syntax is read here, so that every list
+        ends with the same error, naming both tokens that could come (``',' or ']'``).
+        ``may_be_empty``: ``close`` may come at once (onnx refuses ``<>`` headers)."""
+        lx = self.lx
+        if may_be_empty and lx.accept(close):
+            return
+        while True:
+            read_one()
+            if not lx.accept(","):
+                break
+        lx.expect(close, f"',' or '{close}'")
+
     def end(self) -> None:
         if self.lx.kind != "end":
             raise self.lx.error("the end of the text")
@@ -114,13 +128,8 @@ class ParserCore:
         lx = self.lx
         spec = self.c[type_name]._spec
         lx.expect("{")
-        entries = []
-        if lx.kind != "}":
-            while True:
-                entries.append(self.entry(spec))
-                if not lx.accept(","):
-                    break
-        lx.expect("}", "',' or '}'")
+        entries: list = []
+        self.items("}", lambda: entries.append(self.entry(spec)))
         return entries
 
     def entry(self, spec):
@@ -145,13 +154,8 @@ class ParserCore:
         lx.expect(":")
         if f.repeated:
             lx.expect("[")
-            values = []
-            if lx.kind != "]":
-                while True:
-                    values.append(self.value(f))
-                    if not lx.accept(","):
-                        break
-            lx.expect("]", "',' or ']'")
+            values: list = []
+            self.items("]", lambda: values.append(self.value(f)))
             return f, values, at
         return f, self.value(f), at
 

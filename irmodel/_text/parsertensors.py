@@ -5,6 +5,8 @@ data: onnx's typed lists and external entries, and our ``@raw``, ``@elided`` and
 
 from __future__ import annotations
 
+from typing import Callable
+
 from .names import INT32_RANGE, TYPE_CODES, TYPED_FIELD
 from .numbers import INT64_MAX, INT64_MIN, double_bits, float32_bits, read_float32
 from .parsercore import ParserCore
@@ -88,28 +90,28 @@ class TensorSyntax(ParserCore):
                 return
             shape = tt.shape
             shape.SetInParent()
-            dims = shape.dim
-            while True:
-                block, lit = self.prefix("TensorShapeProto.Dimension")
-                if lit is not None:
-                    dims.add().CopyFrom(lit)
-                else:
-                    d = dims.add()
-                    kind = lx.kind
-                    at = lx.start
-                    if kind == "?":
-                        lx.advance()
-                    elif kind in ("str", "bytes", "ident"):
-                        self._str_field(d, "dim_param", read_name(lx), at)
-                    else:
-                        d.dim_value = read_int(lx)
-                    if block:
-                        self.apply(d, block)
-                if not lx.accept(","):
-                    break
-            lx.expect("]", "',' or ']'")
+            self.items("]", lambda: self._dim(shape.dim), may_be_empty=False)
         else:
             tt.shape.SetInParent()
+
+    def _dim(self, dims) -> None:
+        """``?``, a dim_param or a dim_value (or a literal), with its @{...} block."""
+        lx = self.lx
+        block, lit = self.prefix("TensorShapeProto.Dimension")
+        if lit is not None:
+            dims.add().CopyFrom(lit)
+            return
+        d = dims.add()
+        kind = lx.kind
+        at = lx.start
+        if kind == "?":
+            lx.advance()
+        elif kind in ("str", "bytes", "ident"):
+            self._str_field(d, "dim_param", read_name(lx), at)
+        else:
+            d.dim_value = read_int(lx)
+        if block:
+            self.apply(d, block)
 
     # -- tensors -----------------------------------------------------------------------------
     def attr_tensor_into(self, t) -> None:
@@ -158,12 +160,7 @@ class TensorSyntax(ParserCore):
         elif kind == "[":
             lx.advance()
             t.data_location = 1
-            if lx.kind != "]":
-                while True:
-                    t.external_data.add().CopyFrom(self.pair())
-                    if not lx.accept(","):
-                        break
-            lx.expect("]", "',' or ']'")
+            self.items("]", lambda: t.external_data.add().CopyFrom(self.pair()))
         elif kind == "@":
             after = lx.peek_after()
             if after == ("ident", "raw"):
@@ -194,14 +191,14 @@ class TensorSyntax(ParserCore):
         lx = self.lx
         at = lx.start
         lx.expect("{")
-        info = {}
-        while True:
+        info: dict = {}
+
+        def entry() -> None:
             key = lx.expect("ident", "location, offset or length")
             lx.expect(":")
             info[key] = read_string(lx) if key == "location" else read_int(lx, 0)
-            if not lx.accept(","):
-                break
-        lx.expect("}", "',' or '}'")
+
+        self.items("}", entry, may_be_empty=False)
         if self.load_file is None:
             raise lx.fail("the tensor's data is in a file; parse with a data directory to read it", at)
         if set(info) != {"location", "offset", "length"}:
@@ -259,36 +256,21 @@ class TensorSyntax(ParserCore):
             return
         if field is None:
             raise lx.fail(f"values of element type {dtype} cannot be written as a list")
-        values: list = []
-        append = values.append
+        read_one: Callable[[], object]
         if field == "int32_data":
             lo, hi = INT32_RANGE
-            while True:
-                append(read_int(lx, lo, hi))
-                if not lx.accept(","):
-                    break
+            read_one = lambda: read_int(lx, lo, hi)  # noqa: E731
         elif field == "int64_data":
-            while True:
-                append(read_int(lx))
-                if not lx.accept(","):
-                    break
+            read_one = lambda: read_int(lx)  # noqa: E731
         elif field == "uint64_data":
-            while True:
-                append(read_uint64(lx))
-                if not lx.accept(","):
-                    break
+            read_one = lambda: read_uint64(lx)  # noqa: E731
         elif field == "float_data" or field == "double_data":
             double = field == "double_data"
-            while True:
-                append(read_float_bits(lx, double))
-                if not lx.accept(","):
-                    break
+            read_one = lambda: read_float_bits(lx, double)  # noqa: E731
         else:
-            while True:
-                append(read_bytes(lx))
-                if not lx.accept(","):
-                    break
-        lx.expect("}", "',' or '}'")
+            read_one = lambda: read_bytes(lx)  # noqa: E731
+        values: list = []
+        self.items("}", lambda: values.append(read_one()), may_be_empty=False)
         getattr(t, field).extend(values)
 
     def raw_values(self, t, dtype: int, dims: list) -> None:
@@ -310,20 +292,16 @@ class TensorSyntax(ParserCore):
             return
         lx.expect("{")
         values: list = []
-        append = values.append
+        read_one: Callable[[], int]
         if code == "f" or code == "d":
             double = code == "d"
             to_bits = double_bits if double else float32_bits
-            while lx.kind != "}":
+
+            def read_one() -> int:
                 v = read_float_bits(lx, double)
-                append(v.bits if hasattr(v, "bits") else to_bits(v))
-                if not lx.accept(","):
-                    break
+                return v.bits if hasattr(v, "bits") else to_bits(v)
         else:
             lo, hi = CODE_RANGE[code]
-            while lx.kind != "}":
-                append(read_int(lx, lo, hi))
-                if not lx.accept(","):
-                    break
-        lx.expect("}", "',' or '}'")
+            read_one = lambda: read_int(lx, lo, hi)  # noqa: E731
+        self.items("}", lambda: values.append(read_one()))
         t.raw_data = pack_raw(dtype, values)
