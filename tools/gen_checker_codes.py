@@ -8,9 +8,10 @@ The table in the code is the source; this page is its readable form, and
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+
+from generated_file import generator_main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUTPUT = os.path.join(ROOT, "docs", "checker-codes.md")
@@ -46,12 +47,7 @@ def render() -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--output", default=DEFAULT_OUTPUT)
-    args = p.parse_args(argv)
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write(render())
-    return 0
+    return generator_main(render, DEFAULT_OUTPUT, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

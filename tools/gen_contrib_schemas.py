@@ -25,7 +25,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_opschemas import _b64, run  # noqa: E402
+from gen_opschemas import _b64, render  # noqa: E402
+from generated_file import generator_main  # noqa: E402
 
 FORMAT_VERSION = 1
 DOMAIN = "com.microsoft"
@@ -83,7 +84,7 @@ def build_table() -> dict:
 
 
 def main(argv: list | None = None) -> int:
-    return run(build_table, DEFAULT_OUTPUT, __doc__.split("\n\n")[0], argv)
+    return generator_main(lambda: render(build_table()), DEFAULT_OUTPUT, __doc__.split("\n\n")[0], argv)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,9 +12,10 @@ a change to the table or to the schemas shows up in the document's diff.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+
+from generated_file import generator_main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUTPUT = os.path.join(ROOT, "docs", "version-converter-steps.md")
@@ -98,12 +99,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--output", default=DEFAULT_OUTPUT)
-    args = p.parse_args(argv)
-    with open(args.output, "w", encoding="utf-8") as fh:
-        fh.write(render())
-    return 0
+    return generator_main(render, DEFAULT_OUTPUT, __doc__.split("\n\n")[0], argv)
 
 
 if __name__ == "__main__":

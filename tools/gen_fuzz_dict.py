@@ -12,10 +12,11 @@ fuzz/build.sh installs the file as ``<target>.dict`` for each harness;
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
+
+from generated_file import generator_main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -69,12 +70,7 @@ def render() -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--output", default=DEFAULT_OUTPUT)
-    args = p.parse_args(argv)
-    with open(args.output, "w", encoding="utf-8") as fh:
-        fh.write(render())
-    return 0
+    return generator_main(render, DEFAULT_OUTPUT, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_opschemas import run  # noqa: E402
+from gen_opschemas import render  # noqa: E402
+from generated_file import generator_main  # noqa: E402
 
 FORMAT_VERSION = 1
 DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -38,7 +39,7 @@ def build_docs() -> dict:
 
 
 def main(argv: list | None = None) -> int:
-    return run(build_docs, DEFAULT_OUTPUT, __doc__.split("\n\n")[0], argv)
+    return generator_main(lambda: render(build_docs()), DEFAULT_OUTPUT, __doc__.split("\n\n")[0], argv)
 
 
 if __name__ == "__main__":

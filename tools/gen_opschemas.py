@@ -18,11 +18,12 @@ file into a temporary path and fails on any byte of difference.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import os
 import sys
+
+from generated_file import generator_main
 
 FORMAT_VERSION = 1
 DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -135,23 +136,8 @@ def render(table: dict) -> bytes:
     return "".join(out).encode("ascii")
 
 
-def run(build, default_output: str, description: str, argv: list | None = None) -> int:
-    """The command line of this generator and of gen_contrib_schemas: build the table,
-    render it, replace ``--output`` atomically."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--output", default=default_output, help="default: %(default)s")
-    args = parser.parse_args(argv)
-    data = render(build())
-    tmp = args.output + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, args.output)
-    print(f"wrote {args.output}: {len(data)} bytes", file=sys.stderr)
-    return 0
-
-
 def main(argv: list | None = None) -> int:
-    return run(build_table, DEFAULT_OUTPUT, __doc__.split("\n\n")[0], argv)
+    return generator_main(lambda: render(build_table()), DEFAULT_OUTPUT, __doc__.split("\n\n")[0], argv)
 
 
 if __name__ == "__main__":
