@@ -42,23 +42,15 @@ class TensorSyntax(ParserCore):
             lx.expect(")")
         elif word == "map":
             lx.expect("(")
-            at = lx.start
-            key = TYPE_CODES.get(lx.expect("ident", "a map's key type"))
-            if key is None:
-                raise lx.fail("expected an element type as a map's key type", at)
             mt = t.map_type
-            mt.key_type = key
+            mt.key_type = self._element_type("a map's key type")
             lx.expect(",")
             self.type_into(mt.value_type)
             lx.expect(")")
         elif word == "sparse_tensor":
             lx.expect("(")
-            at = lx.start
-            code = TYPE_CODES.get(lx.expect("ident", "an element type"))
-            if code is None:
-                raise lx.fail("expected an element type in sparse_tensor(...)", at)
             st = t.sparse_tensor_type
-            st.elem_type = code
+            st.elem_type = self._element_type("the element type of sparse_tensor(...)")
             self.shape_of(st)
             lx.expect(")")
         elif word == "opaque":
@@ -81,6 +73,16 @@ class TensorSyntax(ParserCore):
         if block:
             self.apply(t, block)
         self.depth -= 1
+
+    def _element_type(self, role: str) -> int:
+        """An element type's name (``float``, ``int64``...) as its code; ``role`` says
+        where it stands, for the error."""
+        lx = self.lx
+        at = lx.start
+        code = TYPE_CODES.get(lx.expect("ident", role))
+        if code is None:
+            raise lx.fail(f"expected an element type as {role}", at)
+        return code
 
     def shape_of(self, tt) -> None:
         """``[dims]`` (known rank), ``[]`` (unknown rank) or nothing (a scalar)."""

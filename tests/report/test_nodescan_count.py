@@ -22,7 +22,7 @@ from irmodel._wireview.fastpath import FAST_FROM
 from irmodel._wireview.nodes import node_op
 from irmodel._report.summary import Census, summarize
 from wirefmt import DecodeError
-from test_summary_stream import _both
+from summary_both_ways import summaries_both_ways
 
 from repo_paths import REPO as ROOT  # noqa: E402
 
@@ -225,7 +225,7 @@ def test_a_large_graph_is_streamed_and_summarized_as_the_full_walk_and_the_refer
              _external_constant("e2", "w.bin")]
     model = _large_model(extra)
     data = model.SerializeToString()
-    streamed, full = _both(data)
+    streamed, full = summaries_both_ways(data)
     assert streamed == full
     expected: dict = {}
     for n in model.graph.node:
@@ -257,7 +257,7 @@ def test_streamed_and_full_agree_on_mutated_large_graphs(edits):
         irmodel.loads(bytes(data)).graph  # noqa: B018  (a broken top level is not the census' business)
     except DecodeError:
         return
-    streamed, full = _both(bytes(data))
+    streamed, full = summaries_both_ways(bytes(data))
     assert streamed == full
 
 

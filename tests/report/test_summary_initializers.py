@@ -14,9 +14,10 @@ from onnx import helper as oh
 
 import irmodel
 from irmodel._report.summary import Census, summarize
-from irmodel._wireview.fastpath import use_fast_paths
 from irmodel._wireview.tensorscan import tensor_header
 from wirefmt import DecodeError
+
+from summary_both_ways import summaries_both_ways
 
 _T = onnx.TensorProto
 _NUM = {f.name: f.number for f in _T.DESCRIPTOR.fields}
@@ -60,19 +61,6 @@ def _model_with_initializers(*tensors: bytes, input_name: str = "w") -> bytes:
     return model.SerializeToString() + _varint(_MODEL_GRAPH << 3 | 2) + _varint(len(graph)) + graph
 
 
-def _both(data: bytes, base_dir: str | None = None) -> tuple:
-    """(bytes-path summary, message-path summary), or the error each raised."""
-    out = []
-    for stream in (True, False):
-        use_fast_paths(stream, threshold=1)
-        try:
-            out.append(summarize(irmodel.loads(data), base_dir=base_dir))
-        except Exception as exc:  # noqa: BLE001
-            out.append((type(exc).__name__, str(exc)))
-    use_fast_paths(True)
-    return tuple(out)
-
-
 def _bits(code: int) -> int:
     return np.dtype(oh.tensor_dtype_to_np_dtype(code)).itemsize * 8
 
@@ -92,7 +80,7 @@ def _reference_facts(data: bytes) -> tuple:
 
 
 def _assert_all_agree(data: bytes, fast: int | None = None) -> dict:
-    streamed, full = _both(data)
+    streamed, full = summaries_both_ways(data)
     assert streamed == full
     by_dtype, names = _reference_facts(data)
     assert streamed["initializers_by_dtype"] == by_dtype
@@ -109,7 +97,7 @@ def test_the_reference_corpus_initializers_are_read_from_bytes_with_the_same_sum
     assert models
     fast = 0
     for data in models:
-        streamed, full = _both(data)
+        streamed, full = summaries_both_ways(data)
         assert streamed == full
         fast += sum(f[3] is None for f in Census(irmodel.loads(data)).initializers)
     assert fast > 0
@@ -164,7 +152,7 @@ def test_generated_initializers_agree_with_the_message_path_and_the_reference(te
         return
     # handed back: the same summary as the message path (the reference cannot name an
     # unknown or negative data type, nor read invalid UTF-8), and no header taken
-    streamed, full = _both(data)
+    streamed, full = summaries_both_ways(data)
     assert streamed == full
     assert [f[3] is None for f in Census(irmodel.loads(data)).initializers] == [False]
 
@@ -172,7 +160,7 @@ def test_generated_initializers_agree_with_the_message_path_and_the_reference(te
 def test_unknown_data_location_is_left_to_the_message_path():
     tensor = _ld("name", b"w") + _key("data_type", 0) + _varint(1) + _key("data_location", 0) + _varint(5)
     data = _model_with_initializers(tensor)
-    streamed, full = _both(data)
+    streamed, full = summaries_both_ways(data)
     assert streamed == full
     assert [f[3] is None for f in Census(irmodel.loads(data)).initializers] == [False]
 
@@ -188,7 +176,7 @@ def test_external_initializers_are_made_and_measured_as_before(tmp_path):
     plain = oh.make_tensor("w", _T.INT64, [2, 3], list(range(6)))
     (tmp_path / "a.bin").write_bytes(b"\0" * 24)
     data = _model_with_initializers(plain.SerializeToString(), *tensors)
-    streamed, full = _both(data, base_dir=str(tmp_path))
+    streamed, full = summaries_both_ways(data, base_dir=str(tmp_path))
     assert streamed == full
     assert [(e["location"], e["status"], e["tensors"], e["bytes"]) for e in streamed["external_data"]][:2] == [
         ("a.bin", "ok", 2, 24), ("b.bin", "missing", 1, 4)]
@@ -208,7 +196,7 @@ def test_external_initializers_are_made_and_measured_as_before(tmp_path):
 ])
 def test_bad_initializer_bytes_raise_the_message_paths_decode_error(tensor):
     data = _model_with_initializers(tensor)
-    streamed, full = _both(data)
+    streamed, full = summaries_both_ways(data)
     assert streamed == full
     assert streamed[0] == "DecodeError"
     with pytest.raises(DecodeError):
@@ -266,7 +254,7 @@ def test_mutated_bytes_give_the_message_paths_summary_or_error(edits):
         irmodel.loads(bytes(data)).graph  # noqa: B018  (a broken top level is not the summary's business)
     except DecodeError:
         return
-    streamed, full = _both(bytes(data))
+    streamed, full = summaries_both_ways(bytes(data))
     assert streamed == full
 
 
@@ -281,7 +269,7 @@ def test_after_a_run_of_refused_tensors_the_rest_are_made_with_the_same_summary(
     plain = oh.make_tensor("w", _T.INT64, [2], [1, 2]).SerializeToString()
     (tmp_path / "a.bin").write_bytes(b"\0" * 48)
     data = _model_with_initializers(plain, *external, plain)
-    streamed, full = _both(data, base_dir=str(tmp_path))
+    streamed, full = summaries_both_ways(data, base_dir=str(tmp_path))
     assert streamed == full
     assert streamed["external_data"][0]["tensors"] == 12
     assert streamed["initializers_by_dtype"] == _reference_facts(data)[0]

@@ -13,33 +13,19 @@ from onnx import helper as oh
 import irmodel
 from irmodel._wireview.nodes import node_op
 from irmodel._report.summary import Census, summarize
-from irmodel._wireview.fastpath import use_fast_paths
 from wirefmt import DecodeError
 
-
-def _both(data: bytes) -> tuple:
-    """(streamed summary, full summary) of a model each opens afresh, or the error each
-    raised (type and message: the fast path must hand every doubtful node back, so even a
-    failure is the full path's)."""
-    out = []
-    for stream in (True, False):
-        use_fast_paths(stream, threshold=1)
-        try:
-            out.append(summarize(irmodel.loads(data), base_dir=None))
-        except Exception as exc:  # noqa: BLE001
-            out.append((type(exc).__name__, str(exc)))
-    use_fast_paths(True)
-    return tuple(out)
+from summary_both_ways import summaries_both_ways
 
 
 def _assert_same(data: bytes) -> None:
-    streamed, full = _both(data)
+    streamed, full = summaries_both_ways(data)
     assert streamed == full
 
 
 def test_streamed_summary_equals_the_full_walk_on_the_node_corpus(node_corpus):
     mismatched = [name for name, data in node_corpus
-                  if (lambda s: s[0] != s[1])(_both(data))]
+                  if (lambda s: s[0] != s[1])(summaries_both_ways(data))]
     assert mismatched == []
     # and the fast path was taken: most of the corpus is plain nodes in a main graph
     streamed = sum(Census(irmodel.loads(data)).streamed for _, data in node_corpus)
@@ -49,7 +35,7 @@ def test_streamed_summary_equals_the_full_walk_on_the_node_corpus(node_corpus):
 def test_streamed_summary_equals_the_full_walk_on_the_wheel_models(data_corpus):
     models = [(p, d) for p, t, d in data_corpus if t == "ModelProto"]
     assert models
-    assert [p for p, d in models if (lambda s: s[0] != s[1])(_both(d))] == []
+    assert [p for p, d in models if (lambda s: s[0] != s[1])(summaries_both_ways(d))] == []
 
 
 def test_streamed_histogram_matches_the_reference_nodes(node_corpus, fast_paths):
@@ -90,7 +76,7 @@ def test_nodes_the_fast_path_hands_back_are_counted_as_the_full_walk_counts_them
              oh.make_node("Custom", ["a"], ["y"], domain="my.domain", alpha=1.0, perm=[0, -1]),
              oh.make_node("Loop", ["m", "c"], ["z"], body=oh.make_graph([], "body", [], []))]
     data = _model(nodes).SerializeToString()
-    streamed, full = _both(data)
+    streamed, full = summaries_both_ways(data)
     assert streamed == full
     assert streamed["subgraph_count"] == 3 and streamed["op_types"]["my.domain::Custom"] == 1
     assert {e["location"] for e in streamed["external_data"]} == {"w.bin", "sub.bin"}
@@ -188,7 +174,7 @@ def test_streamed_and_full_agree_on_mutated_bytes(edits):
     except DecodeError:
         return
     del model
-    streamed, full = _both(bytes(data))
+    streamed, full = summaries_both_ways(bytes(data))
     assert streamed == full
 
 
