@@ -271,8 +271,10 @@ def lp_p_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
     """Up to 2: ``p`` is an int (it was a float)."""
     p = w.value("p")
     if p is not None:
-        if float(p) != int(p):
+        if not float(p).is_integer():  # (inf and nan too: int() of those raises)
             raise StepRefused("V003", f"p={p} is not an integer")
+        if not -(1 << 63) <= p < (1 << 63):
+            raise StepRefused("V003", f"p={p} is outside int64")
         w.set("p", int(p))
 
 

@@ -17,7 +17,8 @@ from wirefmt import DecodeError
 from .access import TENSOR_VALUE_FIELDS, decode_rest, present_data_fields, stored_count
 from .external import check_location
 from .problems import short
-from ..limits import MAX_SIZE
+from ..limits import MAX_SIZE, int_text
+from ..limits import element_count as bounded_count
 
 # The one bound on sizes computed from a file's numbers (irmodel.limits).  The checker
 # multiplies dims in order, as the reference does, so that it reports the first of a
@@ -287,15 +288,16 @@ def _index_values(report, indices, path, node, name, count: int):
 
 
 def _check_linear_indices(report, data, dims, nnz, path, node, name) -> None:
-    size = 1
-    for d in dims:
-        size *= d
+    # Bounded (`irmodel.limits`): dims multiplying to a 5,600-digit number would take
+    # quadratic time to multiply and cannot be printed; past int64 every index fits.
+    size = bounded_count(dims)
+    assert size is not None  # (None is for a negative dim: `_check_sparse` returned before)
     prev = -1
     for i in range(nnz):
         v = data[i]
         if v < 0 or v >= size:
             report.add("S808", path, f"Sparse tensor ({name}) index value at position [{i}] out of range "
-                                     f"[0, {size - 1}] (found {v})", node)
+                                     f"[0, {_upper_text(size)}] (found {v})", node)
             return
         if v <= prev:
             report.add("S809", path, f"Sparse tensor ({name}) index value at position [{i}] not in sorted "
@@ -304,20 +306,27 @@ def _check_linear_indices(report, data, dims, nnz, path, node, name) -> None:
         prev = v
 
 
+def _upper_text(size: int) -> str:
+    """The largest linear index of ``size`` elements, for a message (``size`` is bounded)."""
+    return int_text(size - 1) if size <= MAX_SIZE else "more than 2^63-1"
+
+
 def _check_coordinate_indices(report, data, dims, nnz, path, node, name) -> None:
+    # Coordinates inside the dense shape are in the order of their linear indices exactly
+    # when they are in lexicographic order: compared as lists, without the linear index (a
+    # big integer of thousands of digits for a large rank, multiplied out per index).
     rank = len(dims)
-    prev = -1
+    prev = None
     for i in range(nnz):
-        linear = 0
+        row = data[i * rank:(i + 1) * rank]
         for j in range(rank):
-            v = data[i * rank + j]
+            v = row[j]
             if v < 0 or v >= dims[j]:
                 report.add("S808", path, f"Sparse tensor ({name}) index value at position [{i},{j}] out "
                                          f"of range. ({v} not in [0, {dims[j] - 1}])", node)
                 return
-            linear = linear * dims[j] + v
-        if linear <= prev:
+        if prev is not None and row <= prev:
             report.add("S809", path, f"Sparse tensor ({name}) index value at position [{i}] not in "
                                      "lexicographic sorted order.", node)
             return
-        prev = linear
+        prev = row
