@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import irmodel
 from irmodel import limits
@@ -221,3 +222,41 @@ def test_the_issues_cases_at_full_size_end_within_10_s_and_2_gib(tmp_path, case)
                            cwd=ROOT, timeout=300, preexec_fn=_limited)
         assert p.returncode in (0, 1), (form, p.returncode, p.stderr[-1000:])
         assert b"Traceback" not in p.stderr and b"out of memory" not in p.stderr, (form, p.stderr[-1000:])
+
+
+# -- properties -----------------------------------------------------------------------------------
+
+class _Budgets:
+    """`irmodel.limits`' budgets set for a block (hypothesis runs many examples per test,
+    where a function-scoped monkeypatch would not be reset between them)."""
+
+    def __init__(self, **values):
+        self.values = values
+        self.saved = {}
+
+    def __enter__(self):
+        for name, value in self.values.items():
+            self.saved[name] = getattr(limits, name)
+            setattr(limits, name, value)
+
+    def __exit__(self, *exc):
+        for name, value in self.saved.items():
+            setattr(limits, name, value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 4), st.integers(1, 30), st.sampled_from(MODES))
+def test_a_value_is_kept_exactly_when_it_is_within_the_budget_of_a_value(n, rank, budget, mode):
+    model = hv.concat_chain(n, rank)  # the last value has (n + 1) * rank elements, the longest
+    with _Budgets(MAX_VALUE_ELEMENTS=budget):
+        got = _out(model, **mode)
+    assert got == ([2] * (n + 1) * rank if (n + 1) * rank <= budget else _out(model))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 4), st.integers(1, 40), st.sampled_from(MODES))
+def test_a_value_is_kept_exactly_when_the_run_has_room_for_it(n, rank, budget, mode):
+    model = hv.add_repeat(n, rank)  # n + 1 values of ``rank`` elements: Shape's, then each Add's
+    with _Budgets(MAX_PROPAGATED_ELEMENTS=budget):
+        got = _out(model, **mode)
+    assert got == ([2] * rank if (n + 1) * rank <= budget else _out(model))

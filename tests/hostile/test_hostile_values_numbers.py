@@ -173,3 +173,35 @@ def test_a_stft_step_of_zero_is_no_internal_error():
 @pytest.mark.parametrize("op", hv.FLOAT_OPS)
 def test_every_command_on_a_float_that_is_inf(tmp_path, op):
     run_forms(tmp_path, hv.float_input_model(op, math.inf))
+
+
+# -- properties -----------------------------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_int64_of_float_is_numpys_cast(x):
+    """numpy's float64 -> int64 cast is the processor's (cvttsd2si): the same oracle."""
+    import warnings
+
+    import numpy as np
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = int(np.array([x]).astype(np.int64)[0])
+    assert D.int64_of_float(x) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 1 << 62), st.floats(width=32, allow_nan=True, allow_infinity=True),
+       st.sampled_from(["Resize", "Upsample"]))
+def test_a_resize_of_any_dim_by_any_float_scale_is_inferred_as_onnx_infers_it(dim, scale, op):
+    if op == "Resize":
+        node = irmodel.helper.make_node("Resize", ["x", "", "sc"], ["y"])
+        inits = [irmodel.helper.make_tensor("sc", 1, [2], [1.0, scale])]
+        opset = 18
+    else:
+        node = irmodel.helper.make_node("Upsample", ["x"], ["y"], scales=[1.0, scale])
+        inits, opset = [], 8
+    model = hv._model([node], [irmodel.helper.make_tensor_value_info("x", 1, [1, dim])],
+                      [irmodel.helper.make_tensor_value_info("y", 1, None)], inits, opset=opset)
+    assert _our_outcome(model) == _onnx_outcome(model)
