@@ -17,8 +17,7 @@ from wirefmt import DecodeError
 from .access import TENSOR_VALUE_FIELDS, decode_rest, present_data_fields, stored_count
 from .external import check_location
 from .problems import short
-from ..limits import MAX_SIZE, int_text
-from ..limits import element_count as bounded_count
+from ..limits import MAX_SIZE, size_text
 
 # The one bound on sizes computed from a file's numbers (irmodel.limits).  The checker
 # multiplies dims in order, as the reference does, so that it reports the first of a
@@ -288,16 +287,17 @@ def _index_values(report, indices, path, node, name, count: int):
 
 
 def _check_linear_indices(report, data, dims, nnz, path, node, name) -> None:
-    # Bounded (`irmodel.limits`): dims multiplying to a 5,600-digit number would take
-    # quadratic time to multiply and cannot be printed; past int64 every index fits.
-    size = bounded_count(dims)
-    assert size is not None  # (None is for a negative dim: `_check_sparse` returned before)
+    # Bounded (`element_count`): a rank-100,000 shape of 2**62 dims is no 1.9-million-digit
+    # product; an int64 index is inside any size past MAX_SIZE.
+    size = element_count(dims)[0]
+    if size is None:
+        size = MAX_SIZE + 1
     prev = -1
     for i in range(nnz):
         v = data[i]
         if v < 0 or v >= size:
             report.add("S808", path, f"Sparse tensor ({name}) index value at position [{i}] out of range "
-                                     f"[0, {_upper_text(size)}] (found {v})", node)
+                                     f"[0, {size_text(size - 1)}] (found {v})", node)
             return
         if v <= prev:
             report.add("S809", path, f"Sparse tensor ({name}) index value at position [{i}] not in sorted "
@@ -306,17 +306,11 @@ def _check_linear_indices(report, data, dims, nnz, path, node, name) -> None:
         prev = v
 
 
-def _upper_text(size: int) -> str:
-    """The largest linear index of ``size`` elements, for a message (``size`` is bounded)."""
-    return int_text(size - 1) if size <= MAX_SIZE else "more than 2^63-1"
-
-
 def _check_coordinate_indices(report, data, dims, nnz, path, node, name) -> None:
-    # Coordinates inside the dense shape are in the order of their linear indices exactly
-    # when they are in lexicographic order: compared as lists, without the linear index (a
-    # big integer of thousands of digits for a large rank, multiplied out per index).
+    # Order compared as tuples of coordinates (lexicographic, as the linear index): no
+    # product of the dims, which for a large rank is a huge integer built quadratically.
     rank = len(dims)
-    prev = None
+    prev: list | None = None
     for i in range(nnz):
         row = data[i * rank:(i + 1) * rank]
         for j in range(rank):
