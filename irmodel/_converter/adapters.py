@@ -70,17 +70,16 @@ def same_shapes_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
 def prelu_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     """Down from 7: the slope must have the input's shape or one element."""
     x, slope = s.shape(w.input(0)), s.shape(w.input(1))
-    if _known_dims(slope) and (_prod(slope) == 1 or slope == x):
+    if _known_dims(slope) and (_one_element(slope) or slope == x):
         return
     raise StepRefused("V003" if _known_dims(slope) else "V007",
                       "before version 7 the slope must have the input's shape or one element")
 
 
-def _prod(dims) -> int:
-    p = 1
-    for d in dims:
-        p *= d
-    return p
+def _one_element(dims) -> bool:
+    """Known dims that hold one element: all 1 (no product: a rank-100,000 shape would make
+    a 30,000-digit one, multiplied out quadratically; a negative dim is no count at all)."""
+    return all(d == 1 for d in dims)
 
 
 # -- Split ----------------------------------------------------------------------------------------
@@ -287,7 +286,7 @@ def lp_p_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
 def per_tensor_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     """Down from 13 (QuantizeLinear, DequantizeLinear): per-tensor scale only."""
     shape = s.shape(w.input(1))
-    if shape is not None and _known_dims(shape) and _prod(shape) != 1:
+    if shape is not None and _known_dims(shape) and not _one_element(shape):
         raise StepRefused("V003", "a per-axis scale: versions before 13 quantize per tensor")
     w.drop("axis")
 

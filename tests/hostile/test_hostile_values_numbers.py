@@ -206,3 +206,37 @@ def test_a_resize_of_any_dim_by_any_float_scale_is_inferred_as_onnx_infers_it(di
     model = hv._model([node], [irmodel.helper.make_tensor_value_info("x", 1, [1, dim])],
                       [irmodel.helper.make_tensor_value_info("y", 1, None)], inits, opset=opset)
     assert _our_outcome(model) == _onnx_outcome(model)
+
+
+# -- the version converter --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("p, says", [(math.inf, "is not an integer"), (math.nan, "is not an integer"),
+                                     (2.5, "is not an integer"), (1e19, "is outside int64")])
+def test_an_lppool_p_that_is_no_int64_is_refused_by_the_converter(p, says):
+    from irmodel.version_converter import ConversionError, convert_version
+
+    node = irmodel.helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2], p=p)
+    model = hv._model([node], [irmodel.helper.make_tensor_value_info("x", 1, [1, 1, 4])],
+                      [irmodel.helper.make_tensor_value_info("y", 1, None)], opset=1)
+    model.ir_version = 3
+    with pytest.raises(ConversionError, match=says):
+        convert_version(model, 2)
+
+
+def test_a_prelu_slope_of_a_huge_rank_is_judged_without_multiplying_its_dims():
+    """PRelu down to 6: the slope must have one element, judged dim by dim (dims of 2**62
+    multiply to a 56,000-digit number at rank 3,000, quadratically in the rank)."""
+    from irmodel.version_converter import ConversionError, convert_version
+
+    rank = 3_000
+    node = irmodel.helper.make_node("PRelu", ["x", "s"], ["y"])
+    model = hv._model([node], [irmodel.helper.make_tensor_value_info("x", 1, [2] * rank),
+                               irmodel.helper.make_tensor_value_info("s", 1, [1 << 62] * rank)],
+                      [irmodel.helper.make_tensor_value_info("y", 1, None)], opset=9)
+    with pytest.raises(ConversionError, match="one element"):
+        convert_version(model, 6)
+
+    ones = hv._model([node], [irmodel.helper.make_tensor_value_info("x", 1, [2] * 4),
+                              irmodel.helper.make_tensor_value_info("s", 1, [1] * rank)],
+                     [irmodel.helper.make_tensor_value_info("y", 1, None)], opset=9)
+    assert convert_version(ones, 6).opset_import[0].version == 6
