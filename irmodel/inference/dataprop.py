@@ -144,6 +144,27 @@ def values_spent(run) -> bool:
     return run.propagated > limits.MAX_PROPAGATED_ELEMENTS
 
 
+def skip_spent(node, scope) -> bool:
+    """True when the run's budget is spent, so that ``node``'s propagation is not run at all
+    (a rule that reads no input value, Shape's, would still copy a rank's worth per node).
+    ``explain`` is told about the outputs of a node that had a value to read, or that makes
+    one from types (Shape, Size)."""
+    if not values_spent(scope.run):
+        return False
+    explainer = scope.run.explain
+    if explainer is not None:
+        if node.op_type in ("Shape", "Size"):
+            for out in node.outputs:
+                if out:
+                    explainer.not_propagated(out, spent_text())
+        else:
+            ctx = PropagationContext(node, scope)
+            for i, name in enumerate(node.inputs):
+                if name:
+                    ctx.input_data(i)  # (`_budget_spent` tells explain when input i had a value)
+    return True
+
+
 def _attr_int(ctx, name, default):
     a = ctx.attr(name)
     if a is None:

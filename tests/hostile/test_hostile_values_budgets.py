@@ -260,3 +260,35 @@ def test_a_value_is_kept_exactly_when_the_run_has_room_for_it(n, rank, budget, m
     with _Budgets(MAX_PROPAGATED_ELEMENTS=budget):
         got = _out(model, **mode)
     assert got == ([2] * rank if (n + 1) * rank <= budget else _out(model))
+
+
+# -- symbolic mode: nothing built to be refused ---------------------------------------------------
+
+def _shapes(n: int, rank: int) -> irmodel.ModelProto:
+    inputs = [irmodel.helper.make_tensor_value_info("x", 1, [1] * rank)]
+    nodes = [irmodel.helper.make_node("Shape", ["x"], [f"s{k}"]) for k in range(n)]
+    return hv._model(nodes, inputs, [irmodel.helper.make_tensor_value_info(f"s{n - 1}", 7, None)])
+
+
+def test_a_shape_over_the_budget_is_refused_by_its_rank_in_symbolic_mode(monkeypatch):
+    from irmodel.inference.symbolic import values
+
+    calls = []
+    real = values.keep_value
+    monkeypatch.setattr(values, "keep_value", lambda scope, name, value, count=None: calls.append(
+        (len(value), count)) or real(scope, name, value, count))
+    irmodel.infer_shapes(_shapes(3, 5000), symbolic=True)
+    assert calls == [(0, 5000)] * 3
+
+
+def test_once_the_run_budget_is_spent_no_symbolic_rule_runs(small_run_budget, monkeypatch):
+    from irmodel.inference.symbolic import values
+
+    runs = []
+    real = values.RULES["Shape"]
+    monkeypatch.setitem(values.RULES, "Shape", lambda ctx: runs.append(1) or real(ctx))
+    model = _shapes(10, 8)  # 8 elements each: two fit in 20, the third spends the budget
+    irmodel.infer_shapes(model, symbolic=True)
+    assert len(runs) == 3
+    result = explain(model, symbolic=True)
+    assert [name for name, _ in result.values_not_propagated] == [f"s{k}" for k in range(2, 10)]

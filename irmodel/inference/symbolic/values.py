@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ... import limits
 from .. import dims as D
-from ..dataprop import PropagationContext, keep_value, slice_bounds
+from ..dataprop import PropagationContext, keep_value, skip_spent, slice_bounds
 from ..errors import HardError, NodeInferenceError
 from ..tensordata import MAX_CONSTANT_ELEMENTS
 from ..types import TensorType
@@ -51,6 +51,14 @@ def _out(ctx: PropagationContext, i: int, value) -> None:
     if len(t.shape) == 1 and type(t.shape[0]) is int and t.shape[0] != len(value):
         return
     keep_value(ctx.scope, outputs[i], value)
+
+
+def _refuse(ctx: PropagationContext, count: int) -> None:
+    """Output 0's value has ``count`` elements, over the budget of a value: refused by its
+    length (`keep_value`), never made."""
+    outputs = ctx.node.outputs
+    if outputs and outputs[0]:
+        keep_value(ctx.scope, outputs[0], (), count)
 
 
 def _in(ctx: PropagationContext, i: int):
@@ -217,6 +225,9 @@ def _shape(ctx):
     end = _attr_i(ctx, "end", rank)
     start = min(max(start + rank if start < 0 else start, 0), rank)
     end = min(max(end + rank if end < 0 else end, 0), rank)
+    if end - start > limits.MAX_VALUE_ELEMENTS:
+        _refuse(ctx, end - start)
+        return
     _out(ctx, 0, [D.resolve(d) for d in shape[start:end]])
 
 
@@ -263,9 +274,8 @@ def _concat(ctx):
             return
         parts.append(v)
         total += len(v)
-        if total > limits.MAX_VALUE_ELEMENTS:  # over the budget of a value: refused by its length, never made
-            if ctx.node.outputs and ctx.node.outputs[0]:
-                keep_value(ctx.scope, ctx.node.outputs[0], (), total)
+        if total > limits.MAX_VALUE_ELEMENTS:
+            _refuse(ctx, total)
             return
     out = []
     for v in parts:
@@ -527,6 +537,8 @@ def propagate(node, scope) -> None:
     for name in node.outputs:
         if name in scope.shape_data:
             return
+    if skip_spent(node, scope):
+        return
     try:
         rule(PropagationContext(node, scope))
     except (NodeInferenceError, HardError):
