@@ -305,6 +305,9 @@ def _shape15(ctx) -> None:
     if end < 0:
         end += rank
     end = min(max(end, 0), rank)
+    if end - start > limits.MAX_VALUE_ELEMENTS or values_spent(ctx.scope.run):
+        ctx.add_output_data(0, (), end - start)  # refused (`keep_value`) without the copy
+        return
     ctx.add_output_data(0, shape[start:end])
 
 
