@@ -60,7 +60,7 @@ class PropagationContext:
             raise HardError(f"Input {i} is out of bounds.")
         name = self.node.inputs[i]
         scope = self.scope
-        if scope.run.propagated > limits.MAX_PROPAGATED_ELEMENTS:
+        if values_spent(scope.run):
             self._budget_spent(i)
             return None
         found = scope.shape_data.get(name)
@@ -86,8 +86,7 @@ class PropagationContext:
         the node's outputs are not propagated for that reason (when the input had a value
         to offer: a propagated one, or an int constant of rank 0 or 1)."""
         scope = self.scope
-        explainer = scope.run.explain
-        if explainer is None:
+        if scope.run.explain is None:
             return
         name = self.node.inputs[i]
         const = scope.const_data.get(name)
@@ -95,7 +94,7 @@ class PropagationContext:
                                         const.data_type in (INT32, INT64)):
             for out in self.node.outputs:
                 if out:
-                    explainer.not_propagated(out, spent_text())
+                    _tell_explain(scope, out, spent_text())
 
     def add_output_data(self, i: int, value: tuple, count: int | None = None) -> None:
         """Output ``i``'s value; ``count``: its length when ``value`` (empty then) was not
@@ -128,9 +127,16 @@ def keep_value(scope, name: str, value: tuple, count: int | None = None) -> bool
         run.propagated += n
         scope.shape_data[name] = value
         return True
-    if run.explain is not None:
-        run.explain.not_propagated(name, why)
+    _tell_explain(scope, name, why)
     return False
+
+
+def _tell_explain(scope, name: str, why: str) -> None:
+    """``explain`` learns why ``name``'s value was not kept (not of a function body's
+    values: those are the callee's private copies, as `Explainer.node` says)."""
+    explainer = scope.run.explain
+    if explainer is not None and scope.writable:
+        explainer.not_propagated(name, why)
 
 
 def spent_text() -> str:
@@ -151,12 +157,11 @@ def skip_spent(node, scope) -> bool:
     one from types (Shape, Size)."""
     if not values_spent(scope.run):
         return False
-    explainer = scope.run.explain
-    if explainer is not None:
+    if scope.run.explain is not None:
         if node.op_type in ("Shape", "Size"):
             for out in node.outputs:
                 if out:
-                    explainer.not_propagated(out, spent_text())
+                    _tell_explain(scope, out, spent_text())
         else:
             ctx = PropagationContext(node, scope)
             for i, name in enumerate(node.inputs):

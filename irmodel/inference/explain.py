@@ -184,7 +184,7 @@ class Explainer:
     def propagated(self, scope, node) -> None:
         """``node``'s propagation is done: an output left without a value while an input's
         value was refused inherits why (the first such input, in input order)."""
-        if not self.unpropagated:
+        if not self.unpropagated or not scope.writable:
             return
         for inp in node.inputs:
             why = self.unpropagated.get(inp)

@@ -292,3 +292,20 @@ def test_once_the_run_budget_is_spent_no_symbolic_rule_runs(small_run_budget, mo
     assert len(runs) == 3
     result = explain(model, symbolic=True)
     assert [name for name, _ in result.values_not_propagated] == [f"s{k}" for k in range(2, 10)]
+
+
+def test_a_value_refused_inside_a_function_body_is_not_named_by_its_private_name(small_value_budget):
+    """explain names values of the model's graphs, never a function body's (its values are the
+    callee's private copies, as for types); the caller's value stays unknown."""
+    h = irmodel.helper
+    body = [h.make_node("Concat", ["a", "a", "a", "a"], ["b"], axis=0)]
+    fn = h.make_function("local", "F", ["a"], ["b"], body, [h.make_opsetid("", 18)])
+    nodes = [h.make_node("Shape", ["x"], ["s"]), h.make_node("F", ["s"], ["c"], domain="local"),
+             h.make_node("ConstantOfShape", ["c"], ["out"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", 1, [2, 2, 2])],
+                     [h.make_tensor_value_info("out", 1, None)])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 18), h.make_opsetid("local", 1)], functions=[fn])
+    assert _out(model, data_prop=True) == _out(model) == ["?"] * 12
+    assert explain(model, data_prop=True).values_not_propagated == []
+    with _Budgets(MAX_VALUE_ELEMENTS=4096):
+        assert _out(model, data_prop=True) == [2] * 12
