@@ -14,13 +14,21 @@ too), so that they agree on what "too large" means:
 
 * `element_count` (``dims`` -> elements, ``None`` for a negative dim),
 * `byte_size` (elements of a given bit width -> bytes, packed, rounded up),
-* `add_sizes` (a bounded sum), `is_too_large`, and `size_text` to print one.
+* `add_sizes` (a bounded sum), `is_too_large`, and `size_text` to print one;
+* `int_text` (from `wirefmt.safetext`, its one home, since the decoder's messages use it
+  too): any integer for a message, a huge one said by its length in digits.
+
+It is also the home of the named budgets of work whose size a file decides
+(`MAX_VALUE_ELEMENTS`, `MAX_PROPAGATED_ELEMENTS`: data propagation in inference, see
+docs/inference-values.md), each with the reason for its number.
 
 A result is an ``int`` from 0 to `MAX_SIZE`, or `TOO_LARGE` (``MAX_SIZE + 1``, an int
 too, so comparisons and ``min``/``max`` keep working).
 """
 
 from __future__ import annotations
+
+from wirefmt.safetext import MAX_INT_DIGITS, int_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
@@ -33,6 +41,23 @@ MAX_SIZE = (1 << 63) - 1
 #: What a bounded computation gives past `MAX_SIZE`.
 TOO_LARGE = MAX_SIZE + 1
 
+
+#: The most elements of one value that inference reads or computes: a constant offered to
+#: shape computations (`inference.tensordata`), or a value computed by data propagation
+#: (a shape, a slice or concatenation of shapes).  Such values hold dims and axes: a rank
+#: is at most a few dozen in practice, and a shape computation of 4,096 elements covers
+#: every exporter's; a larger value (20,000 copies of a shape concatenated: 400 million
+#: elements from a 100 KB file) is a weight or an attack, and becomes "unknown value".
+MAX_VALUE_ELEMENTS = 4096
+#: The most elements data propagation computes in one inference run (the model's graph,
+#: its sub-graphs and the function calls they make).  Every propagated value is held until
+#: the run ends (a later node may read it), so this bounds the memory they take (a chain
+#: of 3,000 Concats, each appending a shape to the last, held 3.7 GiB) and the work (2,000
+#: Adds of the same 4,096-element value): 4 Mi elements are at most ~170 MB of tuples and
+#: a few seconds of arithmetic, and a real model propagates a few elements per shape node
+#: (a 200,000-node graph full of shape computations, a few hundred thousand).  Once spent,
+#: every later value of the run is unknown, as without data propagation.
+MAX_PROPAGATED_ELEMENTS = 1 << 22
 
 def element_count(dims: Iterable[int]) -> int | None:
     """The product of ``dims``, bounded: `TOO_LARGE` past `MAX_SIZE`, ``None`` when a
@@ -85,5 +110,7 @@ def size_text(size: int | None, unit: str = "") -> str:
     return f"{size} {unit}" if unit else str(size)
 
 
-__all__ = ["MAX_SIZE", "TOO_LARGE", "element_count", "byte_size", "add_sizes", "is_too_large",
+
+
+__all__ = ["MAX_SIZE", "MAX_VALUE_ELEMENTS", "MAX_PROPAGATED_ELEMENTS", "MAX_INT_DIGITS", "int_text", "TOO_LARGE", "element_count", "byte_size", "add_sizes", "is_too_large",
            "size_text"]

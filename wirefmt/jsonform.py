@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import EncodeError, ParseError
 from .limits import MAX_DEPTH
-from .safetext import json_bytes
+from .safetext import MAX_INT_DIGITS, json_bytes
 from .schema import BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT64_KINDS, INTEGER_KINDS, MESSAGE, STRING
 from .values import shortest_float32
 
@@ -96,6 +96,9 @@ def _scalar_from_json(f, value, registry, path: str):
             if isinstance(value, bool):
                 raise ParseError(f"{path}: expected an integer, got a bool")
             if isinstance(value, str):
+                digits = value.lstrip("-").lstrip("0")
+                if len(digits) > MAX_INT_DIGITS and digits.isdigit():  # (int() refuses 4,300 digits)
+                    raise ParseError(f"{path}: a {len(digits):,}-digit number is out of range")
                 value = int(value) if value.lstrip("-").isdigit() else float(value)
             if isinstance(value, float):
                 if not value.is_integer():

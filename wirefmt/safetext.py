@@ -23,6 +23,10 @@ Text (`safe_text`; `quote` for the quoted form, `name_text` for names):
   the lone surrogate U+DC80-U+DCFF that ``surrogateescape`` makes of it; no real
   string holds one, since string fields refuse lone surrogates.)
 
+Numbers (`int_text`): an integer computed from a file's numbers (a product of dims, a
+JSON number) is written in full up to `MAX_INT_DIGITS` digits and past that as its length
+("a 5,600-digit number"): Python refuses to write an int of more than 4,300 digits.
+
 JSON (`json_ready`, applied to every document before `json.dump`): a bytes-valued
 string, as a value or as a dict key, is written as protobuf's
 ``json_format.MessageToDict`` writes it: the Python bytes literal of its value, e.g.
@@ -167,4 +171,33 @@ def json_ready(obj: Any) -> Any:
     return top
 
 
-__all__ = ["safe_text", "quote", "name_text", "one_line", "as_text", "json_bytes", "json_ready"]
+#: An integer longer than this many digits is not written in a message (`int_text`).
+MAX_INT_DIGITS = 40
+
+
+def int_text(n: int) -> str:
+    """``n`` in decimal for a message, or, past `MAX_INT_DIGITS` digits, how long it is
+    ("a 5,600-digit number"): Python refuses to write an int of more than 4,300 digits,
+    and nobody reads one.  The length is exact up to a million bits, "about" beyond (the
+    exact count takes a power of ten as large as the number).  Costs O(1) big-int work for
+    the usual case (one comparison)."""
+    if -_SMALL < n < _SMALL:
+        return str(n)
+    bits = abs(n).bit_length()
+    digits = int((bits - 1) * _LOG10_2) + 1  # 10**(digits-1) <= 2**(bits-1) <= |n|
+    sign = "a negative" if n < 0 else "a"
+    if bits > 1 << 20:
+        return f"{sign} number of about {digits:,} digits"
+    if abs(n) >= 10 ** digits:
+        digits += 1
+    if digits <= MAX_INT_DIGITS:
+        return str(n)
+    return f"{sign} {digits:,}-digit number"
+
+
+_SMALL = 10 ** MAX_INT_DIGITS
+_LOG10_2 = 0.30102999566398120
+
+
+__all__ = ["safe_text", "quote", "name_text", "one_line", "as_text", "json_bytes", "json_ready", "int_text",
+           "MAX_INT_DIGITS"]

@@ -116,7 +116,8 @@ def _int_checker(kind: int):
             raise TypeError(f"expected an integer for {name}, got {type(v).__name__}")
         v = v.__index__()
         if not lo <= v <= hi:
-            raise ValueError(f"value {v} out of range for {name}")
+            from .safetext import int_text  # noqa: PLC0415 - the error path only
+            raise ValueError(f"{int_text(v)} is out of range for {name}")
         return v
 
     return check
@@ -133,7 +134,8 @@ def _enum_checker(values: frozenset, by_name: dict, enum_name: str):
             raise TypeError(f"expected an int for enum {enum_name}, got {type(v).__name__}")
         v = v.__index__()
         if v not in values:
-            raise ValueError(f"unknown value {v} for enum {enum_name}")
+            from .safetext import int_text  # noqa: PLC0415 - the error path only
+            raise ValueError(f"{int_text(v)} is not a value of {enum_name}")
         return v
 
     return check

@@ -70,17 +70,16 @@ def same_shapes_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
 def prelu_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     """Down from 7: the slope must have the input's shape or one element."""
     x, slope = s.shape(w.input(0)), s.shape(w.input(1))
-    if _known_dims(slope) and (_prod(slope) == 1 or slope == x):
+    if _known_dims(slope) and (_one_element(slope) or slope == x):
         return
     raise StepRefused("V003" if _known_dims(slope) else "V007",
                       "before version 7 the slope must have the input's shape or one element")
 
 
-def _prod(dims) -> int:
-    p = 1
-    for d in dims:
-        p *= d
-    return p
+def _one_element(dims) -> bool:
+    """Known dims that hold one element: all 1 (no product: a rank-100,000 shape would make
+    a 30,000-digit one, multiplied out quadratically; a negative dim is no count at all)."""
+    return all(d == 1 for d in dims)
 
 
 # -- Split ----------------------------------------------------------------------------------------
@@ -271,8 +270,10 @@ def lp_p_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
     """Up to 2: ``p`` is an int (it was a float)."""
     p = w.value("p")
     if p is not None:
-        if float(p) != int(p):
+        if not float(p).is_integer():  # (inf and nan too: int() of those raises)
             raise StepRefused("V003", f"p={p} is not an integer")
+        if not -(1 << 63) <= p < (1 << 63):
+            raise StepRefused("V003", f"p={p} is outside int64")
         w.set("p", int(p))
 
 
@@ -285,7 +286,7 @@ def lp_p_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
 def per_tensor_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     """Down from 13 (QuantizeLinear, DequantizeLinear): per-tensor scale only."""
     shape = s.shape(w.input(1))
-    if shape is not None and _known_dims(shape) and _prod(shape) != 1:
+    if shape is not None and _known_dims(shape) and not _one_element(shape):
         raise StepRefused("V003", "a per-axis scale: versions before 13 quantize per tensor")
     w.drop("axis")
 

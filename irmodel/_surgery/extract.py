@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 
+from ..limits import element_count
 from .errors import SurgeryError
 from .scope import called_functions, function_key, outer_names, own_key
 from .share import adopt_origin, shared_copy
@@ -339,10 +340,8 @@ def _slim(part: Any) -> Any:
     g.value_info.extend(shared_copy(v) for v in src.value_info)
     g.sparse_initializer.extend(shared_copy(s) for s in src.sparse_initializer)
     for t in src.initializer:
-        count = 1
-        for d in t.dims:
-            count *= d
-        if count > _TYPING_ELEMENTS:
+        count = element_count(t.dims)  # bounded (`irmodel.limits`); None: a negative dim
+        if count is not None and count > _TYPING_ELEMENTS:
             g.initializer.append(TensorProto(name=t.name, dims=list(t.dims), data_type=t.data_type))
         else:
             g.initializer.append(shared_copy(t))

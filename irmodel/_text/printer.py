@@ -18,7 +18,8 @@ from .numbers import format_float32
 from .patterns import DOTTED, IDENTIFIER
 from .strings import name as id_text
 from .strings import quote
-from .tensordata import element_count, raw_values_text, typed_text
+from ..limits import element_count
+from .tensordata import raw_values_text, typed_text
 
 _is_identifier = IDENTIFIER.match
 _is_dotted = DOTTED.match

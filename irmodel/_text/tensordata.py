@@ -32,16 +32,6 @@ CODE_RANGE = {"B": (0, 255), "b": (-128, 127), "H": (0, 65535), "h": (-32768, 32
               "Q": (0, (1 << 64) - 1)}
 
 
-def element_count(dims) -> int | None:
-    """The number of elements the dims give (None if a dim is negative)."""
-    n = 1
-    for d in dims:
-        if d < 0:
-            return None
-        n *= d
-    return n
-
-
 def typed_text(field: str, values) -> str:
     """The ``{...}`` of a typed field, as onnx prints it (without its leading space)."""
     if field == "float_data":

@@ -91,6 +91,8 @@ def _explain(model: Any, args: argparse.Namespace) -> int:
         json.dump(json_ready(result.as_dict()), sys.stdout, indent=2, ensure_ascii=True)
         sys.stdout.write("\n")
         return EXIT_OK
+    from wirefmt.safetext import one_line  # noqa: PLC0415
+
     from .._report.dump import name_text  # noqa: PLC0415
 
     lines = []
@@ -101,10 +103,14 @@ def _explain(model: Any, args: argparse.Namespace) -> int:
         if loss.node_name:
             where += f" ({name_text(loss.node_name)})"
         via = f" via {name_text(loss.via)}" if loss.via else ""
-        detail = f": {loss.detail}" if loss.detail else ""
+        detail = f": {one_line(loss.detail)}" if loss.detail else ""  # (it may quote a name)
         lines.append(f"{name_text(loss.value)}: {what} unknown, lost at {where}{via}: {loss.reason}{detail}")
     if not result.losses:
         lines.append("every type and dim is known")
+    refused = result.values_not_propagated
+    if refused:
+        lines.append(f"values not propagated (over a budget of irmodel.limits): {len(refused)}")
+        lines.extend(f"  {name_text(name)}: {one_line(why)}" for name, why in refused)
     ops = result.operators_without_inference
     lines.append(f"operators without an inference function: {len(ops)}")
     for domain, op_type, version, reason in ops:

@@ -10,12 +10,21 @@ Size, Slice, Squeeze, Unsqueeze.
 Where a value comes from (`PropagationContext.input_data`): an earlier propagation; a
 constant of rank 0 or 1 and type int32/int64 (parsed once and remembered); or, for a
 1-D tensor of known length n, n unknown values.
+
+Every value is kept through `keep_value`, within two budgets (`irmodel.limits`): a value
+of more than `MAX_VALUE_ELEMENTS` elements is not kept, and once a run has computed
+`MAX_PROPAGATED_ELEMENTS` elements no later value is computed at all (`input_data` offers
+none).  A value not kept is unknown, as without data propagation: the dims that depend on
+it stay as precise as plain inference makes them, and ``explain`` names the budget
+(docs/inference-values.md).  So the memory and the work of propagation are bounded
+whatever the file holds.
 """
 
 from __future__ import annotations
 
 import math
 
+from .. import limits
 from . import dims as D
 from .errors import HardError, fail_shape
 from .registry import propagates
@@ -51,6 +60,9 @@ class PropagationContext:
             raise HardError(f"Input {i} is out of bounds.")
         name = self.node.inputs[i]
         scope = self.scope
+        if values_spent(scope.run):
+            self._budget_spent(i)
+            return None
         found = scope.shape_data.get(name)
         if found is not None:
             return found
@@ -58,8 +70,7 @@ class PropagationContext:
         if const is not None and len(const.proto.dims) <= 1:
             if const.data_type == INT64 or const.data_type == INT32:
                 value = tuple(const.values(const.data_type))
-                scope.shape_data[name] = value
-                return value
+                return value if keep_value(scope, name, value) else None
             return None
         t = self.input_type(i)
         if type(t) is TensorType and t.shape is not None and len(t.shape) == 1 and type(t.shape[0]) is int:
@@ -67,18 +78,96 @@ class PropagationContext:
             if n > MAX_CONSTANT_ELEMENTS:
                 return None
             value = (None,) * max(n, 0)
-            scope.shape_data[name] = value
-            return value
+            return value if keep_value(scope, name, value) else None
         return None
 
-    def add_output_data(self, i: int, value: tuple) -> None:
+    def _budget_spent(self, i: int) -> None:
+        """Input ``i`` is not offered because the run's budget is spent: for ``explain``,
+        the node's outputs are not propagated for that reason (when the input had a value
+        to offer: a propagated one, or an int constant of rank 0 or 1)."""
+        scope = self.scope
+        if scope.run.explain is None:
+            return
+        name = self.node.inputs[i]
+        const = scope.const_data.get(name)
+        if name in scope.shape_data or (const is not None and len(const.proto.dims) <= 1 and
+                                        const.data_type in (INT32, INT64)):
+            for out in self.node.outputs:
+                if out:
+                    _tell_explain(scope, out, spent_text())
+
+    def add_output_data(self, i: int, value: tuple, count: int | None = None) -> None:
+        """Output ``i``'s value; ``count``: its length when ``value`` (empty then) was not
+        made because it is over the budget (`keep_value`)."""
         outputs = self.node.outputs
         if i >= len(outputs):
             raise HardError(f"Input {i} is out of bounds.")
         name = outputs[i]
         if name in self.scope.shape_data:
             raise fail_shape("Data for input  ", i, " already exists.")
-        self.scope.shape_data[name] = tuple(value)
+        keep_value(self.scope, name, tuple(value), count)
+
+
+def keep_value(scope, name: str, value: tuple, count: int | None = None) -> bool:
+    """Hold ``value`` as the propagated value of ``name`` if it is within the budgets
+    (`irmodel.limits`): at most `MAX_VALUE_ELEMENTS` elements, and the run's elements so far
+    plus these at most `MAX_PROPAGATED_ELEMENTS`.  The first value over the run's budget
+    spends it: nothing later is propagated (`PropagationContext.input_data`).  A value not
+    kept is unknown; ``explain`` is told why.  The one place a propagated value is stored.
+    ``count``: the value's length, when the caller did not make a value it knew too long."""
+    run = scope.run
+    n = len(value) if count is None else count
+    if n > limits.MAX_VALUE_ELEMENTS:
+        why = (f"over the {limits.MAX_VALUE_ELEMENTS:,} elements a propagated value may have "
+               f"(MAX_VALUE_ELEMENTS; {n:,} counted)")
+    elif run.propagated + n > limits.MAX_PROPAGATED_ELEMENTS:
+        run.propagated = limits.MAX_PROPAGATED_ELEMENTS + 1
+        why = spent_text()
+    else:
+        run.propagated += n
+        scope.shape_data[name] = value
+        return True
+    _tell_explain(scope, name, why)
+    return False
+
+
+def _tell_explain(scope, name: str, why: str) -> None:
+    """``explain`` learns why ``name``'s value was not kept (not of a function body's
+    values: those are the callee's private copies, as `Explainer.node` says)."""
+    explainer = scope.run.explain
+    if explainer is not None and scope.writable:
+        explainer.not_propagated(name, why)
+
+
+def spent_text() -> str:
+    """Why a value was not propagated once the run's budget is spent."""
+    return (f"the run's budget of {limits.MAX_PROPAGATED_ELEMENTS:,} propagated elements "
+            "(MAX_PROPAGATED_ELEMENTS) was spent before this value")
+
+
+def values_spent(run) -> bool:
+    """The run's propagation budget is spent: no value is computed any more."""
+    return run.propagated > limits.MAX_PROPAGATED_ELEMENTS
+
+
+def skip_spent(node, scope) -> bool:
+    """True when the run's budget is spent, so that ``node``'s propagation is not run at all
+    (a rule that reads no input value, Shape's, would still copy a rank's worth per node).
+    ``explain`` is told about the outputs of a node that had a value to read, or that makes
+    one from types (Shape, Size)."""
+    if not values_spent(scope.run):
+        return False
+    if scope.run.explain is not None:
+        if node.op_type in ("Shape", "Size"):
+            for out in node.outputs:
+                if out:
+                    _tell_explain(scope, out, spent_text())
+        else:
+            ctx = PropagationContext(node, scope)
+            for i, name in enumerate(node.inputs):
+                if name:
+                    ctx.input_data(i)  # (`_budget_spent` tells explain when input i had a value)
+    return True
 
 
 def _attr_int(ctx, name, default):
@@ -147,11 +236,19 @@ def _axis_is_zero(ctx, default_zero: bool = False) -> bool:
 def _concat(ctx) -> None:
     if not _axis_is_zero(ctx):
         return
-    out = []
+    parts = []
+    total = 0
     for i in range(ctx.num_inputs):
         data = ctx.input_data(i)
         if data is None:
             return
+        parts.append(data)
+        total += len(data)
+    if total > limits.MAX_VALUE_ELEMENTS:  # refused by its length alone: never made
+        ctx.add_output_data(0, (), total)
+        return
+    out = []
+    for data in parts:
         out.extend(data)
     ctx.add_output_data(0, out)
 
@@ -213,6 +310,9 @@ def _shape15(ctx) -> None:
     if end < 0:
         end += rank
     end = min(max(end, 0), rank)
+    if end - start > limits.MAX_VALUE_ELEMENTS or values_spent(ctx.scope.run):
+        ctx.add_output_data(0, (), end - start)  # refused (`keep_value`) without the copy
+        return
     ctx.add_output_data(0, shape[start:end])
 
 

@@ -21,6 +21,8 @@ with `unify` and applied to every dim read afterwards (`resolve`).
 
 from __future__ import annotations
 
+import math
+import struct
 from contextvars import ContextVar
 
 from .symbolic import expr as X
@@ -29,6 +31,7 @@ from .types import Dim
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
+_F32 = struct.Struct("<f")
 
 
 def wrap64(v: int) -> int:
@@ -36,6 +39,40 @@ def wrap64(v: int) -> int:
     if INT64_MIN <= v <= INT64_MAX:
         return v
     return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
+def int64_of_float(x, rounding=math.trunc) -> int:
+    """A number from a file (a scale, a size, a depth read from a float tensor) as the int64
+    the reference's ``static_cast<int64_t>`` makes of it on x86-64, after ``rounding``
+    (``math.trunc``, the cast itself; ``math.floor``; ...): NaN, the infinities and every
+    value outside int64 give INT64_MIN (the processor's "integer indefinite"; C++ leaves
+    them undefined).  An int stays as it is.  The one conversion of a float from a file to
+    an int in inference: ``int(inf)`` would raise, and ``int(1e300)`` is a 301-digit int."""
+    if type(x) is int:
+        return x
+    if not math.isfinite(x):
+        return INT64_MIN
+    v = rounding(x)
+    return v if INT64_MIN <= v <= INT64_MAX else INT64_MIN
+
+
+def f32(x: float) -> float:
+    """``x`` rounded to float32 as C's ``(float)x`` does: past float32's range, an infinity
+    (``struct`` refuses to pack those; the reference's float arithmetic gives inf)."""
+    try:
+        return _F32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def float_div(a: float, b: float) -> float:
+    """IEEE ``a / b`` as C++ divides doubles: by zero, a signed infinity (NaN for 0/0)."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a == 0 or a != a:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def int32(v: int) -> int:

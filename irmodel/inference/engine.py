@@ -84,7 +84,7 @@ class Run:
     """State shared by every scope of one inference call."""
 
     __slots__ = ("options", "symbols", "functions", "active", "records", "missing", "depth", "explain", "ops",
-                 "outcomes", "outcomes_by_shape")
+                 "outcomes", "outcomes_by_shape", "propagated")
 
     def __init__(self, options: Options, symbols: SymbolTable | None, functions: dict):
         self.options = options
@@ -100,6 +100,7 @@ class Run:
         self.ops: dict = {}
         self.outcomes: dict | None = None  # the node pass's cache (`nodepass`), made on first use
         self.outcomes_by_shape: dict = {}
+        self.propagated = 0  # elements data propagation has kept, against its budget (`dataprop.keep_value`)
 
     def op_rules(self, domain: str, op_type: str, version: int) -> tuple:
         key = (domain, op_type, version)
@@ -379,6 +380,8 @@ class Scope:
         elif prop is not None and run.options.data_prop:
             if keep is None:
                 prop(PropagationContext(node, self))
+                if run.explain is not None:
+                    run.explain.propagated(self, node)
             else:
                 # Propagation with no value to read: does it change anything for this kind?
                 # (the data signature when it does not, None when it does or may)
@@ -407,6 +410,8 @@ class Scope:
         shape_data = self.shape_data
         before = len(shape_data)
         self.run.options.symbolic.propagate(node, self)
+        if self.run.explain is not None:
+            self.run.explain.propagated(self, node)
         if keep is not None:
             additions = data_positions(node.inputs, node.outputs, shape_data, before)
             if additions is not None:

@@ -14,6 +14,11 @@ with an unknown element type, rank or dim, one `Loss`:
   ``via``.  (A node may lose a dim of its own on top of an inherited one: the record
   names the upstream origin, the first cause on the path.)
 
+A value that data propagation did not keep because of a budget (`dataprop.keep_value`)
+is remembered with why (``values_not_propagated``); a node's output left without a value
+because an input was not kept inherits that; a data-dependent loss through such an input
+gives `VALUE_BUDGET` and the budget's words as its reason.
+
 Only the collector's own tables grow; it never changes what inference computes.
 """
 
@@ -32,6 +37,7 @@ INFERENCE_ERROR = "inference-error"
 MISSING_INPUT = "missing-input"
 UNTYPED_INPUT = "untyped-input"
 DATA_DEPENDENT = "data-dependent"
+VALUE_BUDGET = "value-budget"
 NOT_DETERMINED = "not-determined"
 
 #: Every reason, with what it means.
@@ -42,6 +48,8 @@ REASONS = {
     MISSING_INPUT: "an input names a value that no graph input, initializer or earlier node defines",
     UNTYPED_INPUT: "an input is declared without a type, without a shape, or with an unnamed dim",
     DATA_DEPENDENT: "the output's shape depends on input values that are not known before run time",
+    VALUE_BUDGET: "the output's shape depends on an input value that data propagation did not keep: it is "
+                  "over a budget of `irmodel.limits` (docs/inference-values.md)",
     NOT_DETERMINED: "the operator's rule does not determine it from the inputs' types and attributes",
 }
 
@@ -85,21 +93,26 @@ class Loss:
 
 
 class Explanation:
-    """What `explain` returns: ``losses`` (one `Loss` per value, in the order met) and
+    """What `explain` returns: ``losses`` (one `Loss` per value, in the order met),
     ``operators_without_inference``: sorted ``(domain, op_type, since_version or None,
-    reason)`` of every operator met that no rule infers (None: no schema at all)."""
+    reason)`` of every operator met that no rule infers (None: no schema at all), and
+    ``values_not_propagated``: ``(value, why)`` for each value data propagation computed
+    but did not keep, over a budget (in the order met)."""
 
-    __slots__ = ("losses", "operators_without_inference")
+    __slots__ = ("losses", "operators_without_inference", "values_not_propagated")
 
-    def __init__(self, losses: list, operators: list) -> None:
+    def __init__(self, losses: list, operators: list, not_propagated: list | None = None) -> None:
         self.losses = losses
         self.operators_without_inference = operators
+        self.values_not_propagated = not_propagated or []
 
     def as_dict(self) -> dict:
         return {"values": [loss.as_dict() for loss in self.losses],
                 "operators_without_inference": [
                     {"domain": d, "op_type": o, "since_version": v, "reason": r}
-                    for d, o, v, r in self.operators_without_inference]}
+                    for d, o, v, r in self.operators_without_inference],
+                "values_not_propagated": [{"value": v, "reason": VALUE_BUDGET, "detail": why}
+                                          for v, why in self.values_not_propagated]}
 
 
 def _unknown_part(t, declared, fresh) -> tuple | None:
@@ -158,6 +171,30 @@ class Explainer:
         self.lost: dict[str, Loss] = {}
         self.order: list[Loss] = []
         self.operators: dict[tuple, str] = {}
+        self.unpropagated: dict[str, str] = {}  # value -> why data propagation did not keep it
+        self.refused: list[tuple[str, str]] = []  # the values a budget refused, in order
+
+    # -- called by data propagation ------------------------------------------------------
+    def not_propagated(self, name: str, why: str) -> None:
+        """A budget refused ``name``'s value (`dataprop.keep_value`)."""
+        if name not in self.unpropagated:
+            self.unpropagated[name] = why
+            self.refused.append((name, why))
+
+    def propagated(self, scope, node) -> None:
+        """``node``'s propagation is done: an output left without a value while an input's
+        value was refused inherits why (the first such input, in input order)."""
+        if not self.unpropagated or not scope.writable:
+            return
+        for inp in node.inputs:
+            why = self.unpropagated.get(inp)
+            if why is not None:
+                break
+        else:
+            return
+        for out in node.outputs:
+            if out and out not in scope.shape_data and out not in self.unpropagated:
+                self.unpropagated[out] = why
 
     # -- called by the engine -----------------------------------------------------------
     def node(self, scope, node, ctx, reason: str | None = None, detail: str = "", schema=None) -> None:
@@ -217,7 +254,10 @@ class Explainer:
                 self._keep(loss)
                 return
             if reason is None:
-                if node.op_type in DATA_DEPENDENT_OPS and _has_unknown_value(ctx):
+                budget = self._refused_input(node, ctx) if node.op_type in DATA_DEPENDENT_OPS else None
+                if budget is not None:
+                    reason, detail = VALUE_BUDGET, budget
+                elif node.op_type in DATA_DEPENDENT_OPS and _has_unknown_value(ctx):
                     reason = DATA_DEPENDENT
                     detail = "an input's value is not known before run time"
                 else:
@@ -226,13 +266,24 @@ class Explainer:
         self._keep(Loss(name, part[0], part[1], reason, detail, graph, node.index, node.op_type, node.domain,
                         node.name))
 
+    def _refused_input(self, node, ctx) -> str | None:
+        """Why the value of the first input whose value a budget refused was not kept, or None."""
+        if not self.unpropagated:
+            return None
+        for j, inp in enumerate(node.inputs):
+            why = self.unpropagated.get(inp) if inp else None
+            if why is not None and ctx.has_input(j) and ctx.input_data(j) is None and \
+                    ctx.symbolic_input(j) is None:
+                return f"input {j} '{inp}': its value was not propagated: {why}"
+        return None
+
     def _keep(self, loss: Loss) -> None:
         self.lost[loss.value] = loss
         self.order.append(loss)
 
     def explanation(self) -> Explanation:
         ops = sorted((d, o, v, r) for (d, o, v), r in self.operators.items())
-        return Explanation(list(self.order), ops)
+        return Explanation(list(self.order), ops, list(self.refused))
 
 
 def _has_unknown_value(ctx) -> bool:

@@ -51,7 +51,7 @@ from .._wireview.fastpath import declined, items as fast_items
 from .._wireview.nodes import (FLOAT_TAG, attribute_items, has_no_graph, masked_kind, may_hold_float, names_of,
                                node_pattern)
 from .context import NodeView
-from .dataprop import PropagationContext
+from .dataprop import PropagationContext, keep_value
 from .outcomes import (Found, OpKind, Outcome, PartialAttrs, RecordingAttrs, SpanNode, ValuedOutcome, Variant,
                        data_signature, output_data_exists, symbolic_values, value_signature)
 from .slot import Slot
@@ -488,9 +488,8 @@ def _replay_valued(scope, valued: ValuedOutcome, in_names: list, out_names: list
                 (scope.const_data if is_const else scope.sparse_data)[out] = value
         additions = valued.additions
         if additions:
-            shape_data = scope.shape_data
             for is_out, i, value in additions:
-                shape_data[(out_names if is_out else in_names)[i]] = value
+                keep_value(scope, (out_names if is_out else in_names)[i], value)
     except Exception as exc:  # noqa: BLE001 - sorted out as the full path sorts them
         scope.node_failed(NodeView(nodes[k], k), None, exc)
 

@@ -21,11 +21,11 @@ from wirefmt import exact_span
 
 from .._wireview.tensorscan import tensor_values
 from ..limits import element_count as _bounded_count
-from ..limits import is_too_large
+from ..limits import MAX_VALUE_ELEMENTS, is_too_large
 from .dims import INT64_MAX
 from .errors import fail_shape
 
-MAX_CONSTANT_ELEMENTS = 4096
+MAX_CONSTANT_ELEMENTS = MAX_VALUE_ELEMENTS  # (`irmodel.limits`: the same bound as a propagated value's)
 
 INT64, INT32, FLOAT, DOUBLE = 7, 6, 1, 11
 _FORMATS = {INT64: ("q", 8, "int64_data"), INT32: ("i", 4, "int32_data"),
@@ -96,12 +96,8 @@ def read_small_fast(tensor, code: int) -> list | None:
     read = tensor_values(buf, pos, end, code == INT64)
     if read is None or read.data_type != code:
         return None
-    n = 1
-    for d in read.dims:
-        if d < 0:
-            return None
-        n *= d
-    if n > MAX_CONSTANT_ELEMENTS:
+    n = _bounded_count(read.dims)  # (linear in the dims, small integers: `irmodel.limits`)
+    if n is None or n > MAX_CONSTANT_ELEMENTS:
         return None
     raw = read.raw
     if raw is None:

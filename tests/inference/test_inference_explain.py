@@ -110,7 +110,7 @@ def test_a_declared_dim_is_not_lost():
 
 def test_every_reason_is_documented_and_explaining_changes_nothing():
     assert set(REASONS) == {"unknown-op", "no-inference-function", "inference-error", "missing-input",
-                            "untyped-input", "data-dependent", "not-determined"}
+                            "untyped-input", "data-dependent", "value-budget", "not-determined"}
     m = _model([h.make_node("NonZero", ["x"], ["nz"]), h.make_node("Relu", ["nz"], ["r"])],
                [h.make_tensor_value_info("x", F, [2, 3])])
     before = dumps(infer_shapes(m))

@@ -5,9 +5,9 @@ generators, the window functions and MelWeightMatrix.
 from __future__ import annotations
 
 import math
-import struct
 
 from .. import common as C
+from .. import dims as D
 from ..context import A_INTS, A_SPARSE_TENSOR, A_TENSOR
 from ..errors import FatalError, fail_shape, fail_type
 from ..registry import infers
@@ -140,21 +140,14 @@ def constant_of_shape(ctx) -> None:
         set_tensor_shape(ctx, 0, shape)
 
 
-def _f32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", x))[0]
-
-
 def range_length(start, limit, delta, code: int) -> int:
     """``ceil((limit - start) / delta)`` as the reference computes it, clamped at 0."""
     diff = limit - start
     if code == FLOAT:
-        diff = _f32(diff)
+        diff = D.f32(diff)
     elif code == INT32:
         diff = ((diff + (1 << 31)) % (1 << 32)) - (1 << 31)
-    try:
-        q = float(diff) / float(delta)
-    except ZeroDivisionError:
-        q = math.nan if diff == 0 else math.copysign(math.inf, diff) * math.copysign(1.0, delta)
+    q = D.float_div(float(diff), float(delta))
     if math.isnan(q) or math.isinf(q):
         return 0
     n = math.ceil(q)
@@ -263,7 +256,7 @@ def window(ctx) -> None:
         return
     if size.dims:
         raise fail_shape("size input must be a scalar.")
-    n = int(scalar_value(size))
+    n = D.int64_of_float(scalar_value(size))
     if n <= 0:
         raise fail_shape("size input must be greater than 0.")
     C.set_output_shape(ctx, 0, (n,))
@@ -279,9 +272,9 @@ def mel_weight_matrix(ctx) -> None:
         return
     if bins.dims:
         raise fail_shape("num_mel_bins input must be scalar.")
-    nb = int(scalar_value(bins))
+    nb = D.int64_of_float(scalar_value(bins))
     if dft.dims:
         raise fail_shape("dft_length input must be scalar.")
-    nd = int(scalar_value(dft))
+    nd = D.int64_of_float(scalar_value(dft))
     if nb > 0 and nd > 0:
         C.set_output_shape(ctx, 0, ((nd >> 1) + 1, nb))

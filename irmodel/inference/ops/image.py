@@ -21,7 +21,7 @@ def _scaled(shape, scales, current) -> list:
     out = list(current)
     for i, d in enumerate(shape):
         if type(d) is int:
-            v = math.floor(float(d) * float(scales[i]))
+            v = D.int64_of_float(float(d) * float(scales[i]), math.floor)
             if type(out[i]) is int:
                 if out[i] != v:
                     raise fail_shape("Dimension value inferred (", v, ") is not equal to the existing dim value (",
@@ -86,8 +86,13 @@ def resize10(ctx) -> None:
 
 
 def _std_round(x: float) -> int:
-    """``std::round``: halves away from zero."""
-    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+    """``static_cast<int64_t>(std::round(x))``: halves away from zero (`D.int64_of_float`:
+    NaN, infinities and values past int64 give INT64_MIN)."""
+    return D.int64_of_float(x, _round_half_away)
+
+
+def _round_half_away(x: float) -> int:
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
 
 
 def _resize(version: int):

@@ -435,7 +435,7 @@ def _onehot(version: int):
                 if code in (INT64, INT32, FLOAT):
                     values = data.values(code)
                     if values:
-                        depth = int(values[0])
+                        depth = D.int64_of_float(values[0])
                 if depth is not None and depth < 0:
                     raise fail_shape("Input 'depth' must be non-negative.")
         if C.has_input_shape(ctx, 2):

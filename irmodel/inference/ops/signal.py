@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import struct
-
 from .. import common as C
 from .. import dims as D
 from ..errors import fail_shape, fail_type
@@ -76,7 +74,7 @@ def dft17(ctx) -> None:
     if length is not None:
         if length.dims:
             raise fail_shape("dft_length input must be a scalar.")
-        value = int(scalar_value(length))
+        value = D.int64_of_float(scalar_value(length))
         out[idx] = (value >> 1) + 1 if (onesided and not inverse) else value
     elif onesided:
         out[idx] = _onesided_length(out[idx], inverse)
@@ -102,7 +100,7 @@ def dft20(ctx) -> None:
         axis_t = ctx.input_data(2)
         if axis_t.dims:
             raise fail_shape("axis input must be a scalar.")
-        axis = int(scalar_value(axis_t))
+        axis = D.int64_of_float(scalar_value(axis_t))
     _check_axis(axis, rank)
     idx = axis if axis >= 0 else axis + rank
     if ctx.has_input(1):
@@ -113,15 +111,11 @@ def dft20(ctx) -> None:
         else:
             if length.dims:
                 raise fail_shape("dft_length input must be a scalar.")
-            value = int(scalar_value(length))
+            value = D.int64_of_float(scalar_value(length))
             out[idx] = (value >> 1) + 1 if (onesided and not inverse) else value
     elif onesided:
         out[idx] = _onesided_length(out[idx], inverse)
     _finish(ctx, out, onesided, inverse)
-
-
-def _f32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
 @infers("STFT", 17)
@@ -138,7 +132,7 @@ def stft(ctx) -> None:
     step_t = ctx.input_data(1)
     if step_t is None:
         return
-    step = int(scalar_value(step_t))
+    step = D.int64_of_float(scalar_value(step_t))
     frame_length = None
     if ctx.has_input(3):
         frame_length = ctx.input_data(3)
@@ -150,7 +144,7 @@ def stft(ctx) -> None:
     if window is not None and frame_length is not None:
         if frame_length.dims:
             raise fail_shape("frame_length input must be scalar.")
-        flen = int(scalar_value(frame_length))
+        flen = D.int64_of_float(scalar_value(frame_length))
         if len(window) != 1:
             raise fail_shape("window input must have rank = 1.")
         if type(window[0]) is int and window[0] != flen:
@@ -167,8 +161,10 @@ def stft(ctx) -> None:
         assert frame_length is not None  # window is None here, and both None returned above
         if frame_length.dims:
             raise fail_shape("frame_length input must be scalar.")
-        size = int(scalar_value(frame_length))
+        size = D.int64_of_float(scalar_value(frame_length))
     bins = (size >> 1) + 1 if _flag(ctx, "onesided") else size
-    n_dfts = int(_f32(_f32(float(signal - size)) / _f32(float(step)))) + 1
+    f32 = D.f32
+    # (int64 arithmetic, as the reference: a size of INT64_MIN wraps the difference)
+    n_dfts = D.int64_of_float(f32(D.float_div(f32(float(D.wrap64(signal - size))), f32(float(step))))) + 1
     batch = shape[0] if type(shape[0]) is int else None
     C.set_output_shape(ctx, 0, (batch, n_dfts, bins, 2))

@@ -15,13 +15,15 @@ runtime's shape code, that a dim cast to int32 fits in it).
 
 Integer Div truncates toward zero (the runtime's C++ division); it is written as
 floor division only where the dividend is known to be >= 0 and the divisor > 0.
-A value is bounded by `MAX_CONSTANT_ELEMENTS` elements.
+A value is kept within data propagation's budgets (`dataprop.keep_value`, `irmodel.limits`);
+once the run's budget is spent, nothing more is computed.
 """
 
 from __future__ import annotations
 
+from ... import limits
 from .. import dims as D
-from ..dataprop import PropagationContext, slice_bounds
+from ..dataprop import PropagationContext, keep_value, skip_spent, slice_bounds
 from ..errors import HardError, NodeInferenceError
 from ..tensordata import MAX_CONSTANT_ELEMENTS
 from ..types import TensorType
@@ -35,7 +37,7 @@ def _out(ctx: PropagationContext, i: int, value) -> None:
     if value is None:
         return
     value = tuple(value)
-    if len(value) > MAX_CONSTANT_ELEMENTS or (value and all(v is None for v in value)):
+    if value and all(v is None for v in value):
         return
     outputs = ctx.node.outputs
     if i >= len(outputs) or not outputs[i]:
@@ -48,7 +50,15 @@ def _out(ctx: PropagationContext, i: int, value) -> None:
         return
     if len(t.shape) == 1 and type(t.shape[0]) is int and t.shape[0] != len(value):
         return
-    ctx.scope.shape_data[outputs[i]] = value
+    keep_value(ctx.scope, outputs[i], value)
+
+
+def _refuse(ctx: PropagationContext, count: int) -> None:
+    """Output 0's value has ``count`` elements, over the budget of a value: refused by its
+    length (`keep_value`), never made."""
+    outputs = ctx.node.outputs
+    if outputs and outputs[0]:
+        keep_value(ctx.scope, outputs[0], (), count)
 
 
 def _in(ctx: PropagationContext, i: int):
@@ -215,6 +225,9 @@ def _shape(ctx):
     end = _attr_i(ctx, "end", rank)
     start = min(max(start + rank if start < 0 else start, 0), rank)
     end = min(max(end + rank if end < 0 else end, 0), rank)
+    if end - start > limits.MAX_VALUE_ELEMENTS:
+        _refuse(ctx, end - start)
+        return
     _out(ctx, 0, [D.resolve(d) for d in shape[start:end]])
 
 
@@ -253,11 +266,19 @@ def _gather(ctx):
 def _concat(ctx):
     if not _axis0(ctx):
         return
-    out = []
+    parts = []
+    total = 0
     for i in range(ctx.num_inputs):
         v = _in(ctx, i)
         if v is None:
             return
+        parts.append(v)
+        total += len(v)
+        if total > limits.MAX_VALUE_ELEMENTS:
+            _refuse(ctx, total)
+            return
+    out = []
+    for v in parts:
         out.extend(v)
     _out(ctx, 0, out)
 
@@ -516,6 +537,8 @@ def propagate(node, scope) -> None:
     for name in node.outputs:
         if name in scope.shape_data:
             return
+    if skip_spent(node, scope):
+        return
     try:
         rule(PropagationContext(node, scope))
     except (NodeInferenceError, HardError):
