@@ -432,3 +432,26 @@ def test_float6_constants_with_padding_bits_same_problems(monkeypatch):
     data = _constant_chain(values, tensor_of).SerializeToString()
     problems = assert_same_problems(data, monkeypatch, "float6 constants")
     assert problems is not None and len(problems) == len(bad)
+
+
+def test_nodes_the_fast_path_sends_to_the_full_path_are_traced():
+    """The tracer names each node the checker's fast path leaves to the full path: one with
+    a typed tensor (not read from its bytes) at every node, one with a long field (not the
+    node pattern's); the scalar Constants in raw_data are not among them."""
+    import struct
+
+    from irmodel._wireview.fastpath import trace
+
+    def tensor_of(i, v):
+        if i == 5:
+            import onnx
+
+            return onnx.TensorProto(data_type=1, float_data=[v])
+        return _scalar(1, struct.pack("<f", v), name="n" * 200 if i == 9 else "")
+
+    data = _constant_chain([float(i) for i in range(100)], tensor_of).SerializeToString()
+    use_fast_paths(True, threshold=1)
+    with trace() as log:
+        irmodel.check_model(data)
+    found = {(d.index, d.reason.split(" ")[0]) for d in log if d.reader == "node"}
+    assert found == {(10, "a"), (18, "not")}, found
