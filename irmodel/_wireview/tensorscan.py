@@ -132,6 +132,8 @@ def tensor_kind(src, pos: int, end: int, named: bool = True) -> tuple | None:
                     pos += 2
                 else:
                     value, pos = read_varint(src, pos + 1, end)
+                if value in _FLOAT6 and tag == _DATA_TYPE_TAG:
+                    return None
                 key.append((tag, value))
                 continue
             if tag != _DIMS_PACKED and tag != _NAME_TAG and tag != _RAW_DATA_TAG:
@@ -156,9 +158,6 @@ def tensor_kind(src, pos: int, end: int, named: bool = True) -> tuple | None:
         return None
     if pos != end or (named and not name):
         return None
-    for tag, value in key:
-        if tag == _DATA_TYPE_TAG and value in _FLOAT6:
-            return None
     return name, tuple(key)
 
 
