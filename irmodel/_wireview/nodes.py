@@ -203,7 +203,7 @@ def attribute_kinds(fields: bytes, tensors: bool = False) -> tuple | None:
 def _one_attribute(src: bytes, pos: int, end: int, tensors: bool) -> tuple | None:
     name = attr_type = None
     ref = 0
-    values = []
+    values: list = []  # (tag, non-empty) per value field; a tensor adds its kind key
     name_tag, floats_packed, ints_packed, doc = F.ATTR_NAME, F.ATTR_FLOATS_PACKED, F.ATTR_INTS_PACKED, F.ATTR_DOC_STRING
     while pos < end:
         tag = src[pos]
