@@ -16,7 +16,8 @@ bytes deserve.  What they accept is exactly well formed as protobuf reads it, so
 paths agree (the tests run every corpus model both ways, `fastpath.use_fast_paths`).
 
 `attribute_kinds` reads what the checker's rules and inference's keys depend on in a run
-of attribute fields (numbers, strings and their lists; anything else: None).
+of attribute fields (numbers, strings and their lists, and for the checker tensors of
+dims, data_type and raw_data, by `tensorscan.tensor_kind`; anything else: None).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from wirefmt.varint import read_short_varint, read_varint
 from . import fields as F
 from .fastpath import declined
 from .patterns import compiled
+from .tensorscan import dims_well_formed, tensor_kind
 from .wire import after_varint, field
 
 
@@ -166,16 +168,21 @@ def _masked_from(fields: bytes, pos: int) -> bytes:
 _TYPE, _TYPE_SECOND = F.ATTR_TYPE_BYTES
 _REF = F.ATTR_REF_BYTES[0]
 _LENGTH_FIELDS = frozenset({F.ATTR_NAME, F.ATTR_S, F.ATTR_FLOATS_PACKED, F.ATTR_INTS_PACKED, F.ATTR_STRINGS,
-                            F.ATTR_DOC_STRING})
+                            F.ATTR_DOC_STRING, F.ATTR_T})
 
 
-def attribute_kinds(fields: bytes) -> tuple | None:
+def attribute_kinds(fields: bytes, tensors: bool = False) -> tuple | None:
     """What the rules depend on in a run of AttributeProto fields (the node's field 5):
     per attribute its name, its ``type`` as read, which value fields occur on the wire
     (and whether each is empty) and whether ``ref_attr_name`` is absent, empty or set.
 
-    None for anything else (tensors, graphs, type protos, unknown or repeated singular
-    fields, malformed bytes): the node goes to the full path.
+    With ``tensors``, an attribute's ``t`` (a Constant's ``value``) is read too, if
+    `tensorscan.tensor_kind` reads it (dims, data_type, raw_data, a name or none) and its
+    packed dims decode: its entry then holds the tensor's kind key, all the checker's
+    tensor rules read of it (never its values).
+
+    None for anything else (tensors unless so read, graphs, type protos, unknown or
+    repeated singular fields, malformed bytes): the node goes to the full path.
     """
     out = []
     pos = 0
@@ -184,7 +191,7 @@ def attribute_kinds(fields: bytes) -> tuple | None:
         while pos < end:  # each attribute: its tag, a one-byte length (the node pattern's)
             a = pos + 2
             pos = a + fields[pos + 1]
-            kind = _one_attribute(fields, a, pos)
+            kind = _one_attribute(fields, a, pos, tensors)
             if kind is None:
                 return None
             out.append(kind)
@@ -193,10 +200,10 @@ def attribute_kinds(fields: bytes) -> tuple | None:
     return tuple(out)
 
 
-def _one_attribute(src: bytes, pos: int, end: int) -> tuple | None:
+def _one_attribute(src: bytes, pos: int, end: int, tensors: bool) -> tuple | None:
     name = attr_type = None
     ref = 0
-    values = []
+    values: list = []  # (tag, non-empty) per value field; a tensor adds its kind key
     name_tag, floats_packed, ints_packed, doc = F.ATTR_NAME, F.ATTR_FLOATS_PACKED, F.ATTR_INTS_PACKED, F.ATTR_DOC_STRING
     while pos < end:
         tag = src[pos]
@@ -236,6 +243,13 @@ def _one_attribute(src: bytes, pos: int, end: int) -> tuple | None:
             elif tag == ints_packed:
                 unpack_varints(INT64, src, a, pos)  # DecodeError where protobuf fails
                 values.append((tag, n > 0))
+            elif tag == _T_TAG:  # (defined with the plain-node reader's tags below)
+                if not tensors:
+                    return None
+                read = tensor_kind(src, a, pos, named=False)
+                if read is None or not dims_well_formed(read[1]):
+                    return None
+                values.append((tag, n > 0, read[1]))
             elif tag != doc:
                 values.append((tag, n > 0))
             continue

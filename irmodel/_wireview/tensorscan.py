@@ -41,6 +41,7 @@ from wirefmt.reader import read_field, unpack_varints
 from wirefmt.schema import INT64, LEN, PACKABLE, SGROUP, VARINT, WIRE_TYPE
 from wirefmt.varint import read_short_varint, read_varint, to_int64
 
+from .._dtypes.table import ELEM_BITS  # (not `rows`: its row classes cost inspect's start)
 from ..messages import CLASSES
 from . import fields as F
 from .fastpath import declined
@@ -104,15 +105,21 @@ def tensor_header(src, start: int, end: int, depth: int) -> tuple | None:
 # TensorProto's fields an initializer of weights usually has (anything else: declined).
 _DIMS_PACKED, _DIMS_ONE, _DATA_TYPE_TAG, _NAME_TAG, _RAW_DATA_TAG = (
     F.TENSOR_DIMS_PACKED_TAG, F.TENSOR_DIMS_ONE_TAG, F.TENSOR_DATA_TYPE_TAG, F.TENSOR_NAME_TAG, F.TENSOR_RAW_DATA_TAG)
+#: The 6-bit types (FLOAT6E2M3, FLOAT6E3M2): the checker's tensor rules read the padding
+#: bits in the last byte of their raw_data (`irmodel.checker.tensor`).
+_FLOAT6 = frozenset(code for code, bits in ELEM_BITS.items() if bits == 6)
 
 
-def tensor_kind(src, pos: int, end: int) -> tuple | None:
+def tensor_kind(src, pos: int, end: int, named: bool = True) -> tuple | None:
     """``(name, kind key)`` of the TensorProto in ``src[pos:end]``, or None.
 
-    Read only when it holds nothing but dims, data_type, one non-empty UTF-8 name and
-    raw_data.  The key is every field but the name, in wire order, with raw_data by its
-    length: all that the tensor rules read (they never read the weights).  Packed dims are
-    in the key as their bytes, not decoded here: `dims_well_formed` is asked once per key.
+    Read only when it holds nothing but dims, data_type, one UTF-8 name (non-empty when
+    ``named``: an initializer's; an attribute's tensor, ``named=False``, may have none,
+    its name is then None) and raw_data.  The key is every field but the name, in wire
+    order, with raw_data by its length: all that the tensor rules read (they never read
+    the weights).  Packed dims are in the key as their bytes, not decoded here:
+    `dims_well_formed` is asked once per key.  A FLOAT6 tensor is declined: its rules
+    read the last byte of raw_data (the padding bits), which the key does not hold.
     """
     name = None
     key = []
@@ -125,6 +132,8 @@ def tensor_kind(src, pos: int, end: int) -> tuple | None:
                     pos += 2
                 else:
                     value, pos = read_varint(src, pos + 1, end)
+                if value in _FLOAT6 and tag == _DATA_TYPE_TAG:
+                    return None
                 key.append((tag, value))
                 continue
             if tag != _DIMS_PACKED and tag != _NAME_TAG and tag != _RAW_DATA_TAG:
@@ -147,7 +156,7 @@ def tensor_kind(src, pos: int, end: int) -> tuple | None:
                 key.append((tag, src[a:pos]))
     except (DecodeError, IndexError, UnicodeDecodeError):
         return None
-    if pos != end or not name:
+    if pos != end or (named and not name):
         return None
     return name, tuple(key)
 

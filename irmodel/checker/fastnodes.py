@@ -14,7 +14,11 @@ names read.
 Whatever is unusual sends a node to the full path, in its place in the walk, so every
 problem is reported exactly as the full path reports it: a node whose kind has problems,
 whose names break a scope rule, that the node pattern does not read, or whose attributes
-hold anything but numbers, strings and their lists (`nodes.attribute_kinds`).
+hold anything but numbers, strings, their lists and tensors of dims, data_type and
+raw_data (`nodes.attribute_kinds` with ``tensors``: a Constant's scalar, as torch exports
+every Python float, is keyed by its tensor's dims, type and raw_data's length, which is
+all the tensor rules read: Constants of one shape and type share a verdict whatever their
+values).
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ class FastState:
             if ok is not None:
                 return ok
         op, domain, attrs = m.group(4, 6, 5)
-        kinds = attribute_kinds(attrs) if attrs else ()
+        kinds = attribute_kinds(attrs, tensors=True) if attrs else ()
         if kinds is None:
             ok = False
         else:

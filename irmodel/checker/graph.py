@@ -252,6 +252,8 @@ class Walker:
                         elif _outputs_new(out_names, names, parent_has):
                             names.update(filter(None, out_names))
                             continue
+                declined("node", k, "a kind with problems or attributes the fast path does not read (a graph, "
+                                    "a typed or external tensor), or a name not UTF-8 or breaking a scope rule")
             else:
                 declined("node", k, "not read by the node pattern")
             npath = f"{path}.node[{k}]"

@@ -233,9 +233,9 @@ def test_nodes_differing_only_in_float_attribute_values_share_one_verdict(monkey
     calls = []
     kinds = fastnodes.attribute_kinds
 
-    def counting(fields):
+    def counting(fields, **options):
         calls.append(1)
-        return kinds(fields)
+        return kinds(fields, **options)
 
     use_fast_paths(True)
     monkeypatch.setattr(fastnodes, "attribute_kinds", counting)
@@ -310,3 +310,148 @@ def test_malformed_packed_dims_of_a_known_kind_are_refused_on_both_paths(monkeyp
     model = b"\x08\x08" + field(0x42, b"\x10\x12") + field(0x3A, graph)
     problems = assert_same_problems(model, monkeypatch, "malformed packed dims")
     assert problems is not None
+
+
+def _constant_chain(values: list, tensor_of):
+    """A valid chain ``x -> Add(x, c0) -> Add(., c1) ...``, ``c_i`` a Constant whose
+    ``value`` is ``tensor_of(i, v)`` (a scalar FLOAT tensor in raw_data when valid), as
+    torch exports the Python floats of a model."""
+    import onnx
+    from onnx import helper as oh
+
+    nodes = []
+    last = "x"
+    for i, v in enumerate(values):
+        nodes.append(oh.make_node("Constant", [], [f"/b.{i}/Constant_output_0"], name=f"/b.{i}/Constant",
+                                  value=tensor_of(i, v)))
+        nodes.append(oh.make_node("Add", [last, f"/b.{i}/Constant_output_0"], [f"/b.{i}/Add_output_0"],
+                                  name=f"/b.{i}/Add"))
+        last = f"/b.{i}/Add_output_0"
+    graph = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+                          [oh.make_tensor_value_info(last, onnx.TensorProto.FLOAT, [2])])
+    return oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+
+
+def _scalar(dtype: int, raw: bytes, dims=(), name: str = ""):
+    import onnx
+
+    t = onnx.TensorProto(data_type=dtype, dims=list(dims), raw_data=raw)
+    if name:
+        t.name = name
+    return t
+
+
+def test_constant_nodes_holding_scalar_tensors_take_the_fast_path(monkeypatch):
+    """Constant nodes whose ``value`` is a scalar in raw_data (a different value at each
+    node) share one verdict per tensor kind (dims, data_type, raw_data's length): the full
+    path runs a few times, not once per Constant."""
+    import struct
+
+    rng = random.Random(7)
+    values = [rng.uniform(-3, 3) for _ in range(300)]
+    model = _constant_chain(values, lambda i, v: _scalar(1, struct.pack("<f", v), name="c" if i % 7 == 0 else ""))
+    data = model.SerializeToString()
+    assert assert_same_problems(data, monkeypatch, "constants") is None
+    assert_same_verdict(data, "constants")
+    calls = []
+    full = checker_graph.Walker._node
+
+    def counting(self, *args, **kwargs):
+        calls.append(1)
+        return full(self, *args, **kwargs)
+
+    use_fast_paths(True)
+    monkeypatch.setattr(checker_graph.Walker, "_node", counting)
+    irmodel.check_model(data)
+    assert 0 < len(calls) <= 4  # Add, and a Constant with and without a tensor name
+
+
+_BAD_CONSTANTS = {
+    "short raw_data": lambda v: _scalar(1, v[:3]),
+    "raw_data for 2 of 4 elements": lambda v: _scalar(1, v * 2, dims=(4,)),
+    "no data_type": lambda v: __import__("onnx").TensorProto(raw_data=v),
+    "UNDEFINED": lambda v: _scalar(0, v),
+    "STRING in raw_data": lambda v: _scalar(8, v),
+    "negative dim": lambda v: _scalar(1, v, dims=(-1,)),
+    "0-element with data": lambda v: _scalar(1, v, dims=(0,)),
+    "unknown data type": lambda v: _scalar(99, v),
+    "float_data and raw_data": lambda v: __import__("onnx").TensorProto(data_type=1, raw_data=v, float_data=[1.0]),
+}
+
+
+@pytest.mark.parametrize("what", sorted(_BAD_CONSTANTS))
+def test_constant_nodes_with_a_bad_tensor_same_problems(what, monkeypatch):
+    """Among many valid Constant scalars, a few whose tensor breaks a rule (or is read
+    differently: FLOAT6's padding bits): the fast path reports what the full path does,
+    at each of them, however many valid ones of their kind came before."""
+    import struct
+
+    rng = random.Random(what)
+    values = [rng.uniform(-3, 3) for _ in range(200)]
+    bad = set(rng.sample(range(10, 200), 3))
+    make = _BAD_CONSTANTS[what]
+
+    def tensor_of(i, v):
+        raw = struct.pack("<f", v)
+        return make(raw) if i in bad else _scalar(1, raw)
+
+    data = _constant_chain(values, tensor_of).SerializeToString()
+    problems = assert_same_problems(data, monkeypatch, what)
+    if what == "unknown data type":  # raw_data of a type the rules do not know has no size rule
+        assert problems is None
+    else:
+        assert problems is not None and len({p[1] for p in problems}) >= len(bad), problems
+    use_fast_paths(True, threshold=1)
+    assert_same_verdict(data, what)
+
+
+def test_float6_initializers_with_padding_bits_same_problems(monkeypatch):
+    """Initializers of one kind (dims, FLOAT6, raw_data's length) whose raw bytes differ in
+    the padding bits: the fast path does not share the first one's verdict
+    (`tensorscan.tensor_kind` declines FLOAT6)."""
+    import onnx
+    from onnx import helper as oh
+
+    inits = [_scalar(27, b"\xc1" if i % 5 == 3 else b"\x3f", dims=(1,), name=f"w{i}") for i in range(80)]
+    graph = oh.make_graph([oh.make_node("Identity", ["w1"], ["y"])], "g", [],
+                          [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT6E2M3, [1])], initializer=inits)
+    data = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 21)]).SerializeToString()
+    problems = assert_same_problems(data, monkeypatch, "float6 initializers")
+    assert problems is not None and len(problems) == 16
+
+
+def test_float6_constants_with_padding_bits_same_problems(monkeypatch):
+    """Constant FLOAT6 scalars of one tensor kind, the few with padding bits set after many
+    clean ones (of other values): each is reported, as the full path reports it."""
+    values = list(range(120))
+    bad = {30, 31, 77}
+
+    def tensor_of(i, v):
+        return _scalar(27, bytes([0xC0 | v % 64 if i in bad else v % 64]), dims=(1,))
+
+    data = _constant_chain(values, tensor_of).SerializeToString()
+    problems = assert_same_problems(data, monkeypatch, "float6 constants")
+    assert problems is not None and len(problems) == len(bad)
+
+
+def test_nodes_the_fast_path_sends_to_the_full_path_are_traced():
+    """The tracer names each node the checker's fast path leaves to the full path: one with
+    a typed tensor (not read from its bytes) at every node, one with a long field (not the
+    node pattern's); the scalar Constants in raw_data are not among them."""
+    import struct
+
+    from irmodel._wireview.fastpath import trace
+
+    def tensor_of(i, v):
+        if i == 5:
+            import onnx
+
+            return onnx.TensorProto(data_type=1, float_data=[v])
+        return _scalar(1, struct.pack("<f", v), name="n" * 200 if i == 9 else "")
+
+    data = _constant_chain([float(i) for i in range(100)], tensor_of).SerializeToString()
+    use_fast_paths(True, threshold=1)
+    with trace() as log:
+        irmodel.check_model(data)
+    found = {(d.index, d.reason.split(" ")[0]) for d in log if d.reader == "node"}
+    assert found == {(10, "a"), (18, "not")}, found

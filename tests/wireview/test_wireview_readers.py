@@ -135,15 +135,70 @@ def test_insertion_point_is_after_the_last_field_up_to_value_info():
     assert graphscan.insertion_point(padded, 0, len(padded)) is None
 
 
+def _attribute_fields(*attrs) -> bytes:
+    """The node's attribute fields (field 5) of reference AttributeProtos."""
+    out = b""
+    for a in attrs:
+        body = a.SerializeToString()
+        out += bytes([fields.NODE_ATTRIBUTE]) + encode_varint(len(body)) + body
+    return out
+
+
+def test_attribute_kinds_reads_a_constants_tensor_only_when_asked():
+    """A Constant's ``value`` is read (with ``tensors``) into the tensor's kind key, the one
+    `tensorscan.tensor_kind` gives: dims, data_type and raw_data's length, never the
+    values or the name."""
+    def value(t):
+        return _attribute_fields(oh.make_attribute("value", t))
+
+    one = value(onnx.TensorProto(data_type=1, raw_data=b"\x00\x00\x00?"))
+    two = value(onnx.TensorProto(data_type=1, raw_data=b"\xf3\x04\xb5?", name="c"))
+    assert nodes.attribute_kinds(one) is None  # without ``tensors``: not plain
+    kinds = nodes.attribute_kinds(one, tensors=True)
+    assert kinds is not None and kinds == nodes.attribute_kinds(two, tensors=True)
+    (name, attr_type, values, ref), = kinds
+    assert (name, attr_type, ref) == ("value", onnx.AttributeProto.TENSOR, 0)
+    t_body = onnx.TensorProto(data_type=1, raw_data=b"abcd").SerializeToString()
+    assert values == ((fields.ATTR_T, True, tensorscan.tensor_kind(t_body, 0, len(t_body), named=False)[1]),)
+    # other shapes, types or lengths: other keys
+    for other in (onnx.TensorProto(data_type=1, raw_data=b"\x00" * 8, dims=[2]),
+                  onnx.TensorProto(data_type=11, raw_data=b"\x00" * 8), onnx.TensorProto(data_type=1)):
+        assert nodes.attribute_kinds(value(other), tensors=True) not in (None, kinds)
+    # declined: typed data, external data, malformed packed dims, FLOAT6 (rules read its bytes)
+    tensor = b"\x0a\x01\x81" + onnx.TensorProto(data_type=1, raw_data=b"abcd").SerializeToString()  # dims cut
+    attr = b"\x0a\x05value" + bytes([fields.ATTR_T, len(tensor)]) + tensor + b"\xa0\x01\x04"
+    bad_dims = bytes([fields.NODE_ATTRIBUTE, len(attr)]) + attr
+    good = tensor.replace(b"\x81", b"\x01")
+    assert nodes.attribute_kinds(bad_dims.replace(tensor, good), tensors=True) is not None
+    for declined in (value(onnx.TensorProto(data_type=1, float_data=[1.0])),
+                     value(onnx.TensorProto(data_type=1, raw_data=b"abcd", data_location=1)),
+                     bad_dims,
+                     value(onnx.TensorProto(data_type=27, raw_data=b"\x3f", dims=[1]))):
+        assert nodes.attribute_kinds(declined, tensors=True) is None, declined
+
+
+def test_tensor_kind_of_an_unnamed_tensor():
+    """An initializer's tensor needs a non-empty name; an attribute's (``named=False``) may
+    have none (its name is then None)."""
+    for t, named, unnamed in ((onnx.TensorProto(data_type=1, raw_data=b"abcd"), None, None),
+                              (onnx.TensorProto(data_type=1, raw_data=b"abcd", name="w"), "w", "w")):
+        data = t.SerializeToString()
+        kind = tensorscan.tensor_kind(data, 0, len(data))
+        assert (kind and kind[0]) == named
+        assert tensorscan.tensor_kind(data, 0, len(data), named=False)[0] == unnamed
+
+
 # -- never raising ------------------------------------------------------------------------
 
 _READERS = [
     lambda b: nodes.read_node(b, 0, len(b)),
     lambda b: nodes.node_op(b, 0, len(b), 2),
     lambda b: nodes.attribute_kinds(b),
+    lambda b: nodes.attribute_kinds(b, tensors=True),
     lambda b: nodes.attribute_items(b),
     lambda b: tensorscan.tensor_header(b, 0, len(b), 2),
     lambda b: tensorscan.tensor_kind(b, 0, len(b)),
+    lambda b: tensorscan.tensor_kind(b, 0, len(b), named=False),
     lambda b: tensorscan.tensor_values(b, 0, len(b), True),
     lambda b: list(tensorscan.initializer_heads(b, [0, len(b)])),
     lambda b: tensorscan.unnamed_bytes(b),
