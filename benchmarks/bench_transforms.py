@@ -139,8 +139,35 @@ def _ok(runs: list) -> bool:
     return all(not r.get("error") for r in runs)
 
 
-def _target(row: dict, text: str, met: bool | None) -> None:
+def _target(row: dict, text: str, met: dict) -> None:
+    """``met``: each part of the target (``wall``, ``cpu``, ``memory``, ``ran``) held or not."""
     row["target"], row["met"] = text, met
+
+
+def _met_text(met: dict | None) -> str:
+    if not met:
+        return ""
+    if all(met.values()):
+        return "yes"
+    return "**no**: " + ", ".join(k for k, v in met.items() if not v) + " missed"
+
+
+def _times(row: dict, factor: float = 1.0, limit: float | None = None) -> dict:
+    """Is ours ``factor`` x faster than onnx (or under ``limit`` seconds), by median wall
+    time and by median CPU time?  (Wall time on a shared machine includes waiting for a
+    core; CPU time does not: both are judged, the table says which held.)  An onnx side
+    that raised sets no bar."""
+    r = row["runs"]
+    out = {}
+    for key in ("wall", "cpu"):
+        ours = wholeproc.median(r["ours"], key)
+        if limit is not None:
+            out[key] = ours < limit
+        elif "onnx" in r and _ok(r["onnx"]):
+            out[key] = factor * ours <= wholeproc.median(r["onnx"], key)
+        else:
+            out[key] = True
+    return out
 
 
 def section_text(b: Bench, p: dict) -> None:
@@ -151,22 +178,20 @@ def section_text(b: Bench, p: dict) -> None:
             "ours": case_argv("print", "ours", model, txt["ours"]),
             "onnx": case_argv("print", "onnx", model, txt["onnx"])})
         r = row["runs"]
-        met = _ok(r["ours"]) and wholeproc.median(r["ours"], "wall") <= wholeproc.median(r["onnx"], "wall") \
-            and max(x["peak_anon"] for x in r["ours"]) < 256 * MIB
-        _target(row, "ours no slower than onnx, peak anon < 256 MiB", met)
+        mem = _ok(r["ours"]) and max(x["peak_anon"] for x in r["ours"]) < 256 * MIB
+        _target(row, "ours no slower than onnx, peak anon < 256 MiB", {**_times(row), "memory": mem})
         row["text_bytes"] = {s: os.path.getsize(txt[s]) for s in txt if os.path.exists(txt[s])}
         row = b.case("text", "print, tensors > 1024 elements elided (`irmodel print --elide-tensors 1024`)", key, {
             "ours": cli_argv("print", model, "--elide-tensors", "1024", "-o", b.scratch(f"{key}-elided.txt"))})
-        _target(row, "< 1 s", _ok(row["runs"]["ours"]) and wholeproc.median(row["runs"]["ours"], "wall") < 1.0)
+        _target(row, "< 1 s", {**_times(row, limit=1.0), "ran": _ok(row["runs"]["ours"])})
         data_dir = b.scratch(f"{key}-data")
         row = b.case("text", "print, tensor bytes to a data file (`irmodel print --external-data DIR`)", key, {
             "ours": cli_argv("print", model, "--external-data", data_dir, "-o", b.scratch(f"{key}-external.txt"))})
-        _target(row, "< 1 s", _ok(row["runs"]["ours"]) and wholeproc.median(row["runs"]["ours"], "wall") < 1.0)
+        _target(row, "< 1 s", {**_times(row, limit=1.0), "ran": _ok(row["runs"]["ours"])})
         row = b.case("text", "parse the printed text back and save (each side its own text)", key, {
             s: case_argv("parse", s, txt[s], b.scratch(f"{key}-parsed-{s}.onnx")) for s in ("ours", "onnx")})
         r = row["runs"]
-        _target(row, "ours no slower than onnx", _ok(r["ours"]) and (
-            not _ok(r["onnx"]) or wholeproc.median(r["ours"], "wall") <= wholeproc.median(r["onnx"], "wall")))
+        _target(row, "ours no slower than onnx", {**_times(row), "ran": _ok(r["ours"])})
         for s in ("ours", "onnx"):  # the texts are large; the next case needs the disk
             for path in (txt[s], b.scratch(f"{key}-parsed-{s}.onnx")):
                 if os.path.exists(path):
@@ -182,8 +207,8 @@ def section_convert(b: Bench, p: dict) -> None:
                 s: case_argv("convert", s, model, target, b.scratch(f"{key}-{target}-{s}.onnx"))
                 for s in ("ours", "onnx")})
             r = row["runs"]
-            met = _ok(r["ours"]) and max(x["peak_anon"] for x in r["ours"]) <= limit
-            _target(row, f"ours converts; peak anon <= 5% of the file ({limit / MIB:.1f} MiB)", met)
+            _target(row, f"ours converts; peak anon <= 5% of the file ({limit / MIB:.1f} MiB)",
+                    {"ran": _ok(r["ours"]), "memory": max(x["peak_anon"] for x in r["ours"]) <= limit})
 
 
 def section_surgery(b: Bench, p: dict) -> None:
@@ -198,15 +223,13 @@ def section_surgery(b: Bench, p: dict) -> None:
         out_bytes = max((x.get("out_bytes", 0) for x in r["ours"]), default=0)
         row["out_bytes"] = out_bytes
         limit = 256 * MIB + 2 * out_bytes
-        met = _ok(r["ours"]) and max(x["peak_anon"] for x in r["ours"]) <= limit and (
-            not _ok(r["onnx"]) or 5 * wholeproc.median(r["ours"], "wall") <= wholeproc.median(r["onnx"], "wall"))
-        _target(row, f"5x faster; peak anon <= 256 MiB + 2 x output ({limit / MIB:.0f} MiB)", met)
+        _target(row, f"5x faster; peak anon <= 256 MiB + 2 x output ({limit / MIB:.0f} MiB)",
+                {**_times(row, 5.0), "ran": _ok(r["ours"]), "memory": max(x["peak_anon"] for x in r["ours"]) <= limit})
     for key in ("gpt2-functions", "mlp-functions"):
         row = b.case("surgery", "inline_local_functions", key, {
             s: case_argv("inline", s, p[key], b.scratch(f"inline-{key}-{s}.onnx")) for s in ("ours", "onnx")})
         r = row["runs"]
-        _target(row, "no slower than onnx", _ok(r["ours"]) and wholeproc.median(r["ours"], "wall")
-                <= wholeproc.median(r["onnx"], "wall"))
+        _target(row, "no slower than onnx", {**_times(row), "ran": _ok(r["ours"])})
     merges = {"gpt2 + head": (p["gpt2"], p["head"], [["logits", "logits"]], "head/"),
               "resnet50 + resnet50": (p["resnet50"], p["resnet50"], [], "b/")}
     for label, (a, m2, io_map, prefix) in merges.items():
@@ -214,24 +237,22 @@ def section_surgery(b: Bench, p: dict) -> None:
             s: case_argv("merge", s, a, m2, b.scratch(f"merge-{label.split()[0]}-{s}.onnx"), json.dumps(io_map), prefix)
             for s in ("ours", "onnx")})
         r = row["runs"]
-        _target(row, "no slower than onnx", _ok(r["ours"]) and wholeproc.median(r["ours"], "wall")
-                <= wholeproc.median(r["onnx"], "wall"))
+        _target(row, "no slower than onnx", {**_times(row), "ran": _ok(r["ours"])})
 
 
 def table(rows: list) -> str:
-    lines = ["| section | case | model | side | wall s, median (runs) | peak anon MiB, median (runs) "
-             "| peak RSS MiB | load avg after | target | met |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| section | case | model | side | wall s, median (runs) | CPU s, median (runs) "
+             "| peak anon MiB, median (runs) | peak RSS MiB | load avg after | target | met |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         for k, (side, runs) in enumerate(row["runs"].items()):
             errors = sorted({r["error"] for r in runs if r.get("error")})
             wall = cell(runs, "wall") + (f" **raised**: {errors[0]}" if errors else "")
-            met = row.get("met")
             lines.append(f"| {row['section'] if k == 0 else ''} | {row['what'] if k == 0 else ''} "
-                         f"| {row['model'] if k == 0 else ''} | {side} | {wall} "
+                         f"| {row['model'] if k == 0 else ''} | {side} | {wall} | {cell(runs, 'cpu')} "
                          f"| {cell(runs, 'peak_anon', MIB, '{:.0f}')} | {cell(runs, 'hwm', MIB, '{:.0f}')} "
                          f"| {row['load'] if k == 0 else ''} | {row.get('target', '') if k == 0 else ''} "
-                         f"| {('yes' if met else '**no**') if k == 0 and met is not None else ''} |")
+                         f"| {_met_text(row.get('met')) if k == 0 else ''} |")
     return "\n".join(lines)
 
 

@@ -10,7 +10,9 @@ command line).  The parent, not the child, measures it:
   child holding the GIL in C code for seconds (onnx's printer, parser, converter) is
   sampled as often as a Python one, and the child runs no sampling thread of its own;
 * peak RSS (``VmHWM``, read just before the child exits: the parent keeps it alive by
-  reading the last line it prints), which also counts the pages of mapped files.
+  reading the last line it prints), which also counts the pages of mapped files;
+* CPU time (user + system, from ``wait4``): on a machine shared with other work, wall time
+  includes the time the child waited for a core, CPU time does not.
 
 Sides run alternately, round after round (the first side of a round alternates too), so
 that a change of the machine's load hits both; every run is kept, and the tables give
@@ -81,7 +83,9 @@ def run(argv: list, poll: float = 0.005) -> dict:
             got += chunk
             if got.endswith(b"\n#done\n"):
                 proc.stdin.close()
-        if proc.poll() is not None:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
             break
         time.sleep(poll)
     wall = time.perf_counter() - start
@@ -101,7 +105,8 @@ def run(argv: list, poll: float = 0.005) -> dict:
             pass
     if proc.returncode != 0:
         report.setdefault("error", (stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:300])
-    report.update(wall=wall, peak_anon=peak * 1024, hwm=hwm * 1024, returncode=proc.returncode)
+    report.update(wall=wall, cpu=usage.ru_utime + usage.ru_stime, peak_anon=peak * 1024, hwm=hwm * 1024,
+                  returncode=proc.returncode)
     return report
 
 
