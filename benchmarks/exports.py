@@ -376,17 +376,6 @@ def _layer_norm17(g: _Graph, w: _Weights, scope: str, x: str, prefix: str, d: in
                  axis=-1, epsilon=1e-12)
 
 
-def _heads(g: _Graph, scope: str, x: str, heads: int, head_dim: int) -> str:
-    """``transpose_for_scores``: view(batch, seq, heads, head_dim).permute(0, 2, 1, 3)."""
-    parts = []
-    for i in (0, 1):
-        shape = g.one(scope, "Shape", [x])
-        parts.append(g.one(scope, "Gather", [shape, g.const(scope, i, dims=[])], axis=0))
-    unsq = [g.one(scope, "Unsqueeze", [p, g.const(scope, [0])]) for p in parts]
-    shape = g.one(scope, "Concat", [*unsq, g.const(scope, [heads]), g.const(scope, [head_dim])], axis=0)
-    return g.one(scope, "Transpose", [g.one(scope, "Reshape", [x, shape])], perm=[0, 2, 1, 3])
-
-
 def bert(layers: int = 12, d: int = 768, heads: int = 12, vocab: int = 30522, positions: int = 512,
          type_vocab: int = 2, seed: int = 0, data_path: str | None = None):
     """A BERT-shaped encoder (transformers' ``BertModel``) as torch exports it at opset 17; ``(model, info)``.
@@ -426,9 +415,9 @@ def bert(layers: int = 12, d: int = 768, heads: int = 12, vocab: int = 30522, po
         for i in range(layers):
             blk, prefix = f"/bert/encoder/layer.{i}", f"bert.encoder.layer.{i}"
             att, ap = blk + "/attention/self", prefix + ".attention.self"
-            q = _heads(g, att, _linear(g, w, att + "/query", h, ap + ".query", d, d), heads, hd)
-            k = _heads(g, att, _linear(g, w, att + "/key", h, ap + ".key", d, d), heads, hd)
-            v = _heads(g, att, _linear(g, w, att + "/value", h, ap + ".value", d, d), heads, hd)
+            # transpose_for_scores: view(batch, seq, heads, head_dim).permute(0, 2, 1, 3)
+            q, k, v = (_split_heads(g, att, _linear(g, w, f"{att}/{n}", h, f"{ap}.{n}", d, d), heads, hd, key=False)
+                       for n in ("query", "key", "value"))
             scores = g.one(att, "MatMul", [q, g.one(att, "Transpose", [k], perm=[0, 1, 3, 2])])
             scores = g.one(att, "Div", [scores, g.const(att, float(hd) ** 0.5, FLOAT, dims=[])])
             probs = g.one(att, "Softmax", [g.one(att, "Add", [scores, mask])], axis=-1)
