@@ -102,14 +102,17 @@ def _size(path: str) -> int:
 
 
 class Bench:
-    def __init__(self, repeat: int, out: str):
-        self.repeat, self.out = repeat, out
+    def __init__(self, repeat: int, out: str, match: str = ""):
+        self.repeat, self.out, self.match = repeat, out, match
         self.rows: list = []  # (section, what, model, {side: runs}, target, met)
 
     def log(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    def case(self, section: str, what: str, model: str, sides: dict) -> dict:
+    def case(self, section: str, what: str, model: str, sides: dict) -> dict | None:
+        """Run the case (None when ``--match`` leaves it out)."""
+        if self.match and self.match not in f"{what} on {model}":
+            return None
         self.log(f"{section}: {what} on {model}")
         runs = wholeproc.alternate(sides, self.repeat, self.log)
         self.clean()
@@ -177,25 +180,25 @@ def section_text(b: Bench, p: dict) -> None:
         row = b.case("text", "print in full", key, {
             "ours": case_argv("print", "ours", model, txt["ours"]),
             "onnx": case_argv("print", "onnx", model, txt["onnx"])})
-        r = row["runs"]
-        mem = _ok(r["ours"]) and max(x["peak_anon"] for x in r["ours"]) < 256 * MIB
-        _target(row, "ours no slower than onnx, peak anon < 256 MiB", {**_times(row), "memory": mem})
-        row["text_bytes"] = {s: os.path.getsize(txt[s]) for s in txt if os.path.exists(txt[s])}
-        row = b.case("text", "print, tensors > 1024 elements elided (`irmodel print --elide-tensors 1024`)", key, {
-            "ours": cli_argv("print", model, "--elide-tensors", "1024", "-o", b.scratch(f"{key}-elided.txt"))})
-        _target(row, "< 1 s", {**_times(row, limit=1.0), "ran": _ok(row["runs"]["ours"])})
-        data_dir = b.scratch(f"{key}-data")
-        row = b.case("text", "print, tensor bytes to a data file (`irmodel print --external-data DIR`)", key, {
-            "ours": cli_argv("print", model, "--external-data", data_dir, "-o", b.scratch(f"{key}-external.txt"))})
-        _target(row, "< 1 s", {**_times(row, limit=1.0), "ran": _ok(row["runs"]["ours"])})
-        row = b.case("text", "parse the printed text back and save (each side its own text)", key, {
-            s: case_argv("parse", s, txt[s], b.scratch(f"{key}-parsed-{s}.onnx")) for s in ("ours", "onnx")})
-        r = row["runs"]
-        _target(row, "ours no slower than onnx", {**_times(row), "ran": _ok(r["ours"])})
-        for s in ("ours", "onnx"):  # the texts are large; the next case needs the disk
-            for path in (txt[s], b.scratch(f"{key}-parsed-{s}.onnx")):
-                if os.path.exists(path):
-                    os.remove(path)
+        if row is not None:
+            r = row["runs"]
+            mem = _ok(r["ours"]) and max(x["peak_anon"] for x in r["ours"]) < 256 * MIB
+            _target(row, "ours no slower than onnx, peak anon < 256 MiB", {**_times(row), "memory": mem})
+            row["text_bytes"] = {s: os.path.getsize(txt[s]) for s in txt if os.path.exists(txt[s])}
+        for what, option, value in (("tensors > 1024 elements elided", "--elide-tensors", "1024"),
+                                    ("tensor bytes to a data file", "--external-data", b.scratch(f"{key}-data"))):
+            row = b.case("text", f"print, {what} (`irmodel print {option} {value if value == '1024' else 'DIR'}`)",
+                         key, {"ours": cli_argv("print", model, option, value, "-o", b.scratch(f"{key}-short.txt"))})
+            if row is not None:
+                _target(row, "< 1 s", {**_times(row, limit=1.0), "ran": _ok(row["runs"]["ours"])})
+        if all(os.path.exists(t) for t in txt.values()):  # the texts of "print in full"
+            row = b.case("text", "parse the printed text back and save (each side its own text)", key, {
+                s: case_argv("parse", s, txt[s], b.scratch(f"{key}-parsed-{s}.onnx")) for s in ("ours", "onnx")})
+            if row is not None:
+                _target(row, "ours no slower than onnx", {**_times(row), "ran": _ok(row["runs"]["ours"])})
+        for path in txt.values():  # GBs; the next case needs the disk
+            if os.path.exists(path):
+                os.remove(path)
 
 
 def section_convert(b: Bench, p: dict) -> None:
@@ -206,6 +209,8 @@ def section_convert(b: Bench, p: dict) -> None:
             row = b.case("convert", f"convert_version to {target}", key, {
                 s: case_argv("convert", s, model, target, b.scratch(f"{key}-{target}-{s}.onnx"))
                 for s in ("ours", "onnx")})
+            if row is None:
+                continue
             r = row["runs"]
             _target(row, f"ours converts; peak anon <= 5% of the file ({limit / MIB:.1f} MiB)",
                     {"ran": _ok(r["ours"]), "memory": max(x["peak_anon"] for x in r["ours"]) <= limit})
@@ -219,6 +224,8 @@ def section_surgery(b: Bench, p: dict) -> None:
                      f"{len(c['outputs'])} outputs)", key, {
                          s: case_argv("extract", s, p[key], outs[s], json.dumps(c["inputs"]), json.dumps(c["outputs"]))
                          for s in ("ours", "onnx")})
+        if row is None:
+            continue
         r = row["runs"]
         out_bytes = max((x.get("out_bytes", 0) for x in r["ours"]), default=0)
         row["out_bytes"] = out_bytes
@@ -228,6 +235,8 @@ def section_surgery(b: Bench, p: dict) -> None:
     for key in ("gpt2-functions", "mlp-functions"):
         row = b.case("surgery", "inline_local_functions", key, {
             s: case_argv("inline", s, p[key], b.scratch(f"inline-{key}-{s}.onnx")) for s in ("ours", "onnx")})
+        if row is None:
+            continue
         r = row["runs"]
         _target(row, "no slower than onnx", {**_times(row), "ran": _ok(r["ours"])})
     merges = {"gpt2 + head": (p["gpt2"], p["head"], [["logits", "logits"]], "head/"),
@@ -236,6 +245,8 @@ def section_surgery(b: Bench, p: dict) -> None:
         row = b.case("surgery", f"merge_models (io_map {io_map}, prefix2 {prefix!r})", label, {
             s: case_argv("merge", s, a, m2, b.scratch(f"merge-{label.split()[0]}-{s}.onnx"), json.dumps(io_map), prefix)
             for s in ("ours", "onnx")})
+        if row is None:
+            continue
         r = row["runs"]
         _target(row, "no slower than onnx", {**_times(row), "ran": _ok(r["ours"])})
 
@@ -267,6 +278,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default=",".join(SECTIONS), help="sections, comma-separated: " + ", ".join(SECTIONS))
     ap.add_argument("--json", help="write every run to this file")
+    ap.add_argument("--match", default="", help="only the cases whose 'CASE on MODEL' contains this text")
     args = ap.parse_args(argv)
     chosen = [s for s in args.only.split(",") if s]
     unknown = set(chosen) - set(SECTIONS)
@@ -274,7 +286,7 @@ def main(argv=None) -> int:
         ap.error(f"unknown sections: {', '.join(sorted(unknown))}")
     paths = prepare(args.models, args.out, args.quick)
     os.makedirs(os.path.join(args.out, "scratch"), exist_ok=True)
-    b = Bench(args.repeat, args.out)
+    b = Bench(args.repeat, args.out, args.match)
     before = wholeproc.machine()
     for name in chosen:
         SECTIONS[name](b, paths)
