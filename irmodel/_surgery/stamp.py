@@ -70,7 +70,7 @@ class BodyTemplate:
     def __init__(self, function: Any, nodes: list) -> None:
         self.function = function
         self.nodes = nodes
-        self.node_type = type(function.node[0]) if nodes else None
+        self.node_type = type(function.node[0])  # `make` gives no template to an empty body
 
     @classmethod
     def make(cls, function: Any, expands: Callable[[Any], bool]) -> BodyTemplate | None:

@@ -454,7 +454,7 @@ class Printer:
         dtype = t.data_type
         tname = TYPE_NAMES.get(dtype)
         if tname is None or "data_type" not in present:
-            return extras.typed_literal("TensorProto", t, self, indent)
+            return extras.typed_literal("TensorProto", t, self, indent), None
         dims = list(t.dims)
         extra = [n for n in ("doc_string", "metadata_props", "segment") if n in present]
         clears = []
@@ -472,9 +472,11 @@ class Printer:
             for n in data_fields:
                 if n != own:
                     extra.append(n)
-            data = self._data(t, dtype, own, dims, "raw_data" in present)
-            if not isinstance(data, str):
-                data, raw = " @raw 0x", data
+            made = self._data(t, dtype, own, dims, "raw_data" in present)
+            if isinstance(made, str):
+                data = made
+            else:
+                data, raw = " @raw 0x", made
         if "external_data" in present and not external:
             extra.append("external_data")
         if where == "init":
