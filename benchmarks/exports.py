@@ -5,7 +5,7 @@ the costs that matter on them are different: thousands of small nodes with short
 attributes, long chains of shape arithmetic, ``Constant`` nodes carrying tensors in their
 ``value`` attribute (some of them large, such as a causal mask), negative axes (every
 ``axis=-1`` is a ten-byte varint), ~150 initializers holding hundreds of MB after the
-nodes, and no ``value_info``.  Three are made here:
+nodes, and no ``value_info``.  Four are made here:
 
 * `gpt2`: a transformer decoder laid out as the TorchScript exporter writes GPT-2 at
   opset 14: per layer the decomposed layer norm (ReduceMean, Sub, Pow, Sqrt, Div), the
@@ -15,6 +15,9 @@ nodes, and no ``value_info``.  Three are made here:
   size is GPT-2 small (12 layers, 768 wide, vocabulary 50257): ~2,600 nodes, 149
   initializers, ~650 MB.  With ``external`` the weights go to one data file (offsets
   aligned to 4096) written in chunks, so a model of several GB never sits in memory.
+* `bert`: BERT-base (``BertModel``) as exported at opset 17: word, position and token-type
+  embeddings, LayerNormalization nodes, self-attention with Softmax, GELU as Erf, the
+  pooler; ~1,000 nodes, ~440 MB.
 * `resnet50`: the ResNet-50 of torchvision as exported in eval mode (batch norm folded
   into the convolutions): 122 nodes, 108 initializers, ~100 MB.
 * `residual_mlp`: what `torch_residual_mlp.py` exports with torch, node for node: 3,000
@@ -357,6 +360,98 @@ def residual_mlp(blocks: int = 3000, width: int = 16, seed: int = 0):
     model = helper.make_model(graph, ir_version=8, producer_name="pytorch", producer_version="2.13.0",
                               opset_imports=[opset])
     return model, {"nodes": len(g.nodes), "initializers": len(named) + len(anonymous), "payload_bytes": w.nbytes}
+
+
+def _linear(g: _Graph, w: _Weights, scope: str, x: str, prefix: str, d_in: int, d_out: int) -> str:
+    """``nn.Linear`` as the exporter writes it on a 3-d input: MatMul with the transposed weight
+    (``onnx::MatMul_N``), then ``Add(bias, product)``."""
+    mm = g.one(scope, "MatMul", [x, w.anonymous("MatMul", [d_in, d_out])])
+    return g.one(scope, "Add", [w.add(f"{prefix}.bias", [d_out]), mm])
+
+
+def _layer_norm17(g: _Graph, w: _Weights, scope: str, x: str, prefix: str, d: int) -> str:
+    """``nn.LayerNorm`` at opset 17: one LayerNormalization node."""
+    return g.one(scope, "LayerNormalization", [x, w.add(f"{prefix}.weight", [d], fill=1.0),
+                                               w.add(f"{prefix}.bias", [d], fill=0.0)],
+                 axis=-1, epsilon=1e-12)
+
+
+def bert(layers: int = 12, d: int = 768, heads: int = 12, vocab: int = 30522, positions: int = 512,
+         type_vocab: int = 2, seed: int = 0, data_path: str | None = None):
+    """A BERT-shaped encoder (transformers' ``BertModel``) as torch exports it at opset 17; ``(model, info)``.
+
+    Embeddings (word + token type + position, the positions sliced from the
+    ``position_ids`` buffer held in a ``Constant``), LayerNormalization nodes, per layer
+    self-attention (query/key/value projections, heads split by Shape chains, the key
+    transposed, scores scaled by a Div, the extended attention mask added, Softmax), GELU
+    in its Erf form, and the pooler (first token, Linear, Tanh).  The default size is
+    BERT-base: ~1,000 nodes, ~200 initializers, ~440 MB."""
+    import numpy as np
+
+    g, w = _Graph(), _Weights(seed, data_path)
+    hd = d // heads
+    try:
+        emb = "/bert/embeddings"
+        shape = g.one(emb, "Shape", ["input_ids"])
+        seq = g.one(emb, "Gather", [shape, g.const(emb, 1, dims=[])], axis=0)
+        ids = np.arange(positions, dtype=np.int64).reshape(1, positions)
+        buf = g.one(emb, "Constant", [], value=helper.make_tensor("", INT64, [1, positions], ids.tobytes(), raw=True))
+        pos = g.one(emb, "Slice", [buf, g.const(emb, [0]), g.one(emb, "Unsqueeze", [seq, g.const(emb, [0])]),
+                                   g.const(emb, [1]), g.const(emb, [1])])
+        words = g.one(emb + "/word_embeddings", "Gather",
+                      [w.add("bert.embeddings.word_embeddings.weight", [vocab, d]), "input_ids"])
+        types = g.one(emb + "/token_type_embeddings", "Gather",
+                      [w.add("bert.embeddings.token_type_embeddings.weight", [type_vocab, d]), "token_type_ids"])
+        h = g.one(emb, "Add", [words, types])
+        h = g.one(emb, "Add", [h, g.one(emb + "/position_embeddings", "Gather",
+                                        [w.add("bert.embeddings.position_embeddings.weight", [positions, d]), pos])])
+        h = _layer_norm17(g, w, emb + "/LayerNorm", h, "bert.embeddings.LayerNorm", d)
+        # get_extended_attention_mask: mask[:, None, None, :], then (1.0 - mask) * finfo(float32).min
+        mask = g.one("/bert", "Unsqueeze", [g.one("/bert", "Unsqueeze", ["attention_mask", g.const("/bert", [1])]),
+                                            g.const("/bert", [2])])
+        mask = g.one("/bert", "Cast", [mask], to=FLOAT)
+        mask = g.one("/bert", "Sub", [g.const("/bert", 1.0, FLOAT, dims=[]), mask])
+        mask = g.one("/bert", "Mul", [mask, g.const("/bert", -3.4028234663852886e38, FLOAT, dims=[])])
+        for i in range(layers):
+            blk, prefix = f"/bert/encoder/layer.{i}", f"bert.encoder.layer.{i}"
+            att, ap = blk + "/attention/self", prefix + ".attention.self"
+            # transpose_for_scores: view(batch, seq, heads, head_dim).permute(0, 2, 1, 3)
+            q, k, v = (_split_heads(g, att, _linear(g, w, f"{att}/{n}", h, f"{ap}.{n}", d, d), heads, hd, key=False)
+                       for n in ("query", "key", "value"))
+            scores = g.one(att, "MatMul", [q, g.one(att, "Transpose", [k], perm=[0, 1, 3, 2])])
+            scores = g.one(att, "Div", [scores, g.const(att, float(hd) ** 0.5, FLOAT, dims=[])])
+            probs = g.one(att, "Softmax", [g.one(att, "Add", [scores, mask])], axis=-1)
+            ctx = g.one(att, "Transpose", [g.one(att, "MatMul", [probs, v])], perm=[0, 2, 1, 3])
+            ctx = g.one(att, "Reshape", [ctx, _dims_chain(g, att, ctx, d)])
+            out = blk + "/attention/output"
+            a = _linear(g, w, out + "/dense", ctx, prefix + ".attention.output.dense", d, d)
+            h = _layer_norm17(g, w, out + "/LayerNorm", g.one(out, "Add", [a, h]),
+                              prefix + ".attention.output.LayerNorm", d)
+            x = _linear(g, w, blk + "/intermediate/dense", h, prefix + ".intermediate.dense", d, 4 * d)
+            x = _gelu(g, blk + "/intermediate/intermediate_act_fn", x)
+            x = _linear(g, w, blk + "/output/dense", x, prefix + ".output.dense", 4 * d, d)
+            h = _layer_norm17(g, w, blk + "/output/LayerNorm", g.one(blk + "/output", "Add", [x, h]),
+                              prefix + ".output.LayerNorm", d)
+        g.nodes[-1].output[0] = "last_hidden_state"
+        h = "last_hidden_state"
+        first = g.one("/bert/pooler", "Gather", [h, g.const("/bert/pooler", 0, dims=[])], axis=1)
+        pooled = g.one("/bert/pooler/dense", "Gemm", [first, w.add("bert.pooler.dense.weight", [d, d]),
+                                                      w.add("bert.pooler.dense.bias", [d])],
+                       alpha=1.0, beta=1.0, transB=1)
+        g.one("/bert/pooler/activation", "Tanh", [pooled])
+        g.nodes[-1].output[0] = "pooler_output"
+    finally:
+        w.close()
+    ints = [helper.make_tensor_value_info(n, INT64, ["batch_size", "sequence_length"])
+            for n in ("input_ids", "attention_mask", "token_type_ids")]
+    graph = helper.make_graph(
+        g.nodes, "main_graph", ints,
+        [helper.make_tensor_value_info("last_hidden_state", FLOAT, ["batch_size", "sequence_length", d]),
+         helper.make_tensor_value_info("pooler_output", FLOAT, ["batch_size", d])],
+        initializer=w.tensors)
+    model = helper.make_model(graph, ir_version=8, producer_name="pytorch", producer_version="2.1.0",
+                              opset_imports=[helper.make_opsetid("", 17)])
+    return model, {"nodes": len(g.nodes), "initializers": len(w.tensors), "payload_bytes": w.nbytes}
 
 
 def export_shape(path: str) -> dict:

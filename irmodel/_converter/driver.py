@@ -1,7 +1,8 @@
 """The walk: every node of the model, its functions and its subgraphs, to the target opset.
 
-The result is a copy of the caller's model (`copy.copy`: a model opened over bytes stays
-over them, so a loaded file's weights are never read) in which only what changed is
+The result is a copy of the caller's model (a new root over the same bytes, as
+`irmodel.inference.api._fresh_copy` makes it: a loaded file's weights are never read nor
+copied, and saving the result copies their spans file to file) in which only what changed is
 re-made: a node is replaced only when a step changed it; the node list is re-made only
 when a node became several; the opset imports get their new versions.  Problems are
 collected over the whole model and raised together (`ConversionError`); no partial model
@@ -16,8 +17,6 @@ version they were written for.  `fit.check_fit` has the last word on each node.
 """
 
 from __future__ import annotations
-
-import copy
 
 from . import schemas
 from .changes import StepInfo
@@ -307,7 +306,10 @@ def convert_model(model, targets: dict[str, int], report: Report | None = None):
     if "" in targets and default_opset(model.opset_import) is None:
         raise ConversionError([problem("V008", "opset_import", None,
                                        "the model has no default-domain (\"\" or \"ai.onnx\") opset import")])
-    out = copy.copy(model)
+    # Not copy.copy: that serializes the whole model (GPT-2: 634 MB of anonymous memory).
+    from ..inference.api import _fresh_copy  # noqa: PLC0415
+
+    out = _fresh_copy(model)
     facts = ModelFacts(model)
     conv = NodeConverter(facts, targets, report)
     if out.HasField("graph"):

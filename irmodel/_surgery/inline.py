@@ -29,6 +29,7 @@ from .naming import CallRenamer, NameGenerator
 from .opsets import changed_operators, opset_map
 from .scope import call_key, own_key, subgraphs
 from .share import adopt_origin, shared_copy
+from .stamp import BodyTemplate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -135,6 +136,19 @@ class _Inliner:
         self.schemas = schemas
         self.names = NameGenerator(model.graph)
         self.count = 0
+        self.templates: dict = {}  # function key -> BodyTemplate, or None: not plain
+
+    def _template(self, node: Any) -> BodyTemplate | None:
+        """The plain body `stamp` can stamp out for a call of a local function (not when
+        schema functions are inlined too, nor when the body must be converted)."""
+        if self.schemas or not self.wanted(node.domain, node.op_type):
+            return None
+        key = call_key(node)
+        if key not in self.templates:
+            entry = self.functions.get(key)
+            self.templates[key] = None if entry is None or entry[1] is not None else BodyTemplate.make(
+                entry[0], lambda n: self.wanted(n.domain, n.op_type) and call_key(n) in self.functions)
+        return self.templates[key]
 
     def callee(self, node: Any) -> Any:
         if not self.wanted(node.domain, node.op_type):
@@ -202,6 +216,13 @@ class _Inliner:
             self._append(node, holder)
 
     def _append(self, node: Any, holder: Any) -> None:
+        template = self._template(node)
+        if template is not None:
+            self.count += 1
+            renamer = CallRenamer(f"__{self.count}", self.names)
+            renamer.bind(node, template.function)
+            holder.node.extend(template.stamp(renamer))
+            return
         body = self.callee(node)
         if body is None:
             for g in subgraphs(node):

@@ -37,6 +37,8 @@ _ATTR_VALUE = {1: "f", 2: "i", 3: "s", 4: "t", 5: "g", 11: "sparse_tensor", 13: 
                8: "strings", 9: "tensors", 10: "graphs", 12: "sparse_tensors", 14: "type_protos"}
 _ALL_ATTR_VALUES = frozenset(_ATTR_VALUE.values())
 _SINGULAR_KINDS = frozenset((1, 2, 3, 4, 5, 11, 13))
+#: Bytes of raw data turned into hex and written at a time (2 MiB of text).
+HEX_CHUNK = 1 << 20
 
 
 class PrintError(ValueError):
@@ -160,9 +162,14 @@ class Printer:
         inits, infos = g.initializer, g.value_info
         if len(inits) or len(infos):
             w("\n" + " " * indent + "<")
-            parts = [self.tensor(t, "init", indent) for t in inits]
-            parts.extend(map(self.value_info, infos))
-            w(", ".join(parts))
+            sep = ""
+            for t in inits:  # one at a time, each written as it is made (GBs of hex)
+                w(sep)
+                self.write_tensor(t, "init", indent)
+                sep = ", "
+            for v in infos:
+                w(sep + self.value_info(v))
+                sep = ", "
             w(">\n")
         self.nodes(g.node, indent)
         self.depth -= 1
@@ -428,12 +435,27 @@ class Printer:
     def tensor(self, t, where: str, indent: int) -> str:
         """A tensor: ``type[dims] name = data`` (``where``: "init" for an initializer,
         "attr" for an attribute's value, where onnx writes no ``=``)."""
+        text, raw = self._tensor(t, where, indent)
+        return text if raw is None else text + raw.hex()
+
+    def write_tensor(self, t, where: str, indent: int) -> None:
+        """`tensor`, written to the output as it is made: the hex of a large ``raw_data``
+        in pieces of `HEX_CHUNK` bytes, so that printing never holds a tensor's text (a
+        GPT-2 embedding is 309 MB of hex) nor the bytes of one read from the file."""
+        text, raw = self._tensor(t, where, indent)
+        self.w(text)
+        if raw is not None:
+            for start in range(0, len(raw), HEX_CHUNK):
+                self.w(raw[start:start + HEX_CHUNK].hex())
+
+    def _tensor(self, t, where: str, indent: int) -> tuple:
+        """`tensor`'s text, and the raw bytes (a memoryview) whose hex follows it, or None."""
         fields = t.ListFields()
         present = {f.name for f, _ in fields}
         dtype = t.data_type
         tname = TYPE_NAMES.get(dtype)
         if tname is None or "data_type" not in present:
-            return extras.typed_literal("TensorProto", t, self, indent)
+            return extras.typed_literal("TensorProto", t, self, indent), None
         dims = list(t.dims)
         extra = [n for n in ("doc_string", "metadata_props", "segment") if n in present]
         clears = []
@@ -445,13 +467,17 @@ class Printer:
         elif location is not None:
             extra.append("data_location")
         typed = TYPED_FIELD.get(dtype)
-        data = ""
+        data, raw = "", None
         if not external:
             own = "raw_data" if "raw_data" in present else typed
             for n in data_fields:
                 if n != own:
                     extra.append(n)
-            data = self._data(t, dtype, own, dims, "raw_data" in present)
+            made = self._data(t, dtype, own, dims, "raw_data" in present)
+            if isinstance(made, str):
+                data = made
+            else:
+                data, raw = " @raw 0x", made
         if "external_data" in present and not external:
             extra.append("external_data")
         if where == "init":
@@ -469,12 +495,13 @@ class Printer:
         type_text = tname + ("[" + ",".join(map(str, dims)) + "]" if dims else "")
         if external:
             if where != "init" and not t.name:
-                return extras.typed_literal("TensorProto", t, self, indent)
-            return head + type_text + name_text + "[" + ", ".join(map(self.pair, t.external_data)) + "]"
-        return head + type_text + name_text + data
+                return extras.typed_literal("TensorProto", t, self, indent), None
+            return head + type_text + name_text + "[" + ", ".join(map(self.pair, t.external_data)) + "]", None
+        return head + type_text + name_text + data, raw
 
-    def _data(self, t, dtype: int, field: str | None, dims: list, raw: bool) -> str:
-        """The data part, with onnx's leading space (none before a string list)."""
+    def _data(self, t, dtype: int, field: str | None, dims: list, raw: bool) -> str | memoryview:
+        """The data part, with onnx's leading space (none before a string list); raw bytes
+        printed as hex come back as bytes (the caller writes them, in pieces or not)."""
         count = element_count(dims)
         if raw:
             data = t.raw_data
@@ -487,7 +514,7 @@ class Printer:
             text = raw_values_text(dtype, data, count)
             if text is not None:
                 return " @raw" + text
-            return " @raw 0x" + bytes(data).hex()
+            return memoryview(data).cast("B")  # printed as " @raw 0x" + its hex, by the caller
         if field is None:
             return " {}"
         text = typed_text(field, getattr(t, field))
