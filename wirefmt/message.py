@@ -510,6 +510,22 @@ def exact_span(msg) -> tuple | None:
     return buf[0], start, msg._end
 
 
+def shared_copy(msg):
+    """A detached copy of ``msg`` (protobuf's copy semantics: edits to either never show in
+    the other) that shares its buffer while ``msg`` is still exactly its bytes: nothing is
+    read, decoded or copied, which is what lets a transformation start from a multi-GB
+    model for the cost of its structure.  A message changed since it was read is copied
+    from its serialized bytes (its unchanged parts are copied as they are).  Unlike
+    `copy.copy`, the layer above's ``copy_context`` is not called: the caller decides what
+    the copy's context is."""
+    buf = msg._buf
+    if buf is not None and msg._start >= 0:
+        fresh = type(msg)._from_buffer(buf[0], buf[1], msg._start, msg._end)
+        fresh.__dict__["_depth"] = msg._depth
+        return fresh
+    return type(msg).FromString(msg.SerializeToString())
+
+
 def item_spans(msg, name: str) -> list | None:
     """The flat ``[start0, end0, start1, end1, ...]`` spans of the items of repeated message
     field ``name``, in ``exact_span(msg)``'s buffer; None when ``msg`` is not exact.

@@ -17,11 +17,13 @@ copied), with these differences:
 
 from __future__ import annotations
 
+from wirefmt import shared_copy
+
 from .errors import SurgeryError
 from .naming import NameGenerator
 from .prefix import add_prefix, add_prefix_graph, rename_values
 from .scope import subgraphs
-from .share import adopt_origin, shared_copy
+from .share import adopt_origin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

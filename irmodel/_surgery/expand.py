@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def expand_out_dim_graph(graph: Any, dim_idx: int, inplace: bool | None = False, *,
                          opset_version: int | None = None) -> Any:
     from .. import GraphProto, TensorProto, helper  # noqa: PLC0415
-    from .share import shared_copy  # noqa: PLC0415
+    from wirefmt import shared_copy  # noqa: PLC0415
     if not isinstance(graph, GraphProto):
         raise TypeError("graph argument is not an ONNX graph")
     g = graph if inplace else shared_copy(graph)
@@ -86,7 +86,9 @@ def _expanded(o: Any, dim_idx: int) -> Any:
 def expand_out_dim(model: Any, dim_idx: int, inplace: bool | None = False) -> Any:
     from .. import ModelProto  # noqa: PLC0415
     from .opsets import opset_map  # noqa: PLC0415
-    from .share import adopt_origin, shared_copy  # noqa: PLC0415
+    from wirefmt import shared_copy  # noqa: PLC0415
+
+    from .share import adopt_origin  # noqa: PLC0415
     if not isinstance(model, ModelProto):
         raise TypeError("model argument is not an ONNX model")
     if not inplace:

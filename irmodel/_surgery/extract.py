@@ -5,7 +5,7 @@ differs is what is read.  onnx loads the whole model, external data included, in
 shapes of all of it and copies the part; here the model is mapped (`irmodel.load`), the
 graph's nodes are read once for their names, and only the part's nodes, initializers and
 external data are touched: their messages are re-opened over the source's bytes
-(`share.shared_copy`), and saving copies those bytes file to file, or streams the part's
+(`wirefmt.shared_copy`), and saving copies those bytes file to file, or streams the part's
 external tensors into the output's own data file.  Types for the cut come from the
 model's value_info, or else from shape inference over the nodes upstream of the cut with
 their large weights left out (`_typing_model`): inference reads no weight beyond small
@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import os
 
+from wirefmt import shared_copy
+
 from ..limits import element_count
 from .errors import SurgeryError
-from .scope import called_functions, function_key, outer_names, own_key
-from .share import adopt_origin, shared_copy
+from .scope import called_functions, outer_names, own_key
+from .share import adopt_origin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -24,11 +24,13 @@ checker does.
 
 from __future__ import annotations
 
+from wirefmt import shared_copy
+
 from .errors import SurgeryError
 from .naming import CallRenamer, NameGenerator
 from .opsets import changed_operators, opset_map
 from .scope import call_key, own_key, subgraphs
-from .share import adopt_origin, shared_copy
+from .share import adopt_origin
 from .stamp import BodyTemplate
 
 TYPE_CHECKING = False

@@ -29,7 +29,7 @@ def _check(graph: Any, what: str = "graph") -> None:
 
 
 def _copy(msg: Any) -> Any:
-    from .share import shared_copy  # noqa: PLC0415
+    from wirefmt import shared_copy  # noqa: PLC0415
     return shared_copy(msg)
 
 

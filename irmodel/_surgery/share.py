@@ -4,14 +4,13 @@ Surgery builds new models out of pieces of loaded ones.  Protobuf's way (``CopyF
 ``extend``) copies every piece, weights included: extracting one block of a 3 GB model
 then costs the block's weights in memory, and onnx's way (load everything, copy the part)
 costs the whole model.  Here a piece that is still exactly its bytes is re-opened over the
-same buffer (`shared_copy`): a new message, independent of the original, whose unchanged
+same buffer (`wirefmt.shared_copy`): a new message, independent of the original, whose unchanged
 spans the encoder writes from the source mapping, file to file (`irmodel._files.filecopy`), once
 the new model carries a file context (`Origin`) of its own that names the same mapped file
 (`adopt_origin`).  A piece built in memory is copied as protobuf copies it.
 
-This module uses the message layer's private state (``_buf``, ``_start``, ``_from_buffer``),
-as `irmodel.inference.api._fresh_copy` does for a whole model; nothing else in the
-surgery package does.
+This module gives such a copy its file context; nothing in the surgery package uses the
+message layer's private state.
 """
 
 from __future__ import annotations
@@ -23,17 +22,6 @@ from .._files.origin import Origin, origin_of, set_origin
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-
-def shared_copy(msg: Any) -> Any:
-    """A detached copy of ``msg`` (protobuf's copy semantics) that shares its bytes when it can."""
-    d = msg.__dict__
-    buf = d.get("_buf")
-    if buf is not None and msg._start >= 0:
-        fresh = type(msg)._from_buffer(buf[0], buf[1], msg._start, msg._end)
-        fresh.__dict__["_depth"] = msg._depth
-        return fresh
-    return type(msg).FromString(msg.SerializeToString())
 
 
 def adopt_origin(model: Any, source: Any) -> None:

@@ -165,24 +165,18 @@ def _check_call_cycles(funcs) -> None:
 
 
 def _fresh_copy(model):
-    """A new root message over the same bytes (nothing copied), so the caller's stays as it was.
+    """A new root message over the same bytes (`wirefmt.shared_copy`: nothing copied while
+    the model is exactly its bytes), so the caller's stays as it was, with the caller's
+    file context (directory, external-data policy)."""
+    from wirefmt import shared_copy  # noqa: PLC0415
 
-    The one place that uses the message layer's private state: a root whose bytes are
-    still exact (`_start` != -1) is re-opened over its buffer; a changed one is
-    serialized first (its unchanged parts are copied as they are).
-    """
     from .. import ModelProto, loads  # noqa: PLC0415
     from .._files.origin import origin_of, set_origin  # noqa: PLC0415
     if isinstance(model, (bytes, bytearray, memoryview)):
         return loads(model, "ModelProto")
     if type(model) is not ModelProto:
         raise TypeError(f"infer_shapes needs a ModelProto or bytes, not {type(model).__name__}")
-    d = model.__dict__
-    buf = d.get("_buf")
-    if model._parent is None and buf is not None and model._start != -1:
-        fresh = type(model)._from_buffer(buf[0], buf[1], model._start, model._end)
-    else:
-        fresh = loads(model.SerializeToString(), "ModelProto")
+    fresh = shared_copy(model)
     origin = origin_of(model)
     if origin is not None:  # the same file, directory and external-data policy
         set_origin(fresh, origin)
