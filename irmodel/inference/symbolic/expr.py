@@ -264,26 +264,45 @@ def _atom_expr(atom: Atom) -> Expr:
     return Expr((((atom,), 1),))
 
 
+def _same_kind_args(kind: str, e: Expr) -> tuple | None:
+    """The arguments of ``e`` when it is exactly one ``kind`` (min or max) call."""
+    if len(e.terms) == 1 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1:
+        a = e.terms[0][0][0]
+        if type(a) is Atom and a.kind == kind:
+            return a.args
+    return None
+
+
 def _extremum(kind: str, args) -> Expr | None:
     flat: list = []
-    for e in args:
-        if len(e.terms) == 1 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1 \
-                and type(e.terms[0][0][0]) is Atom and e.terms[0][0][0].kind == kind:
-            flat.extend(e.terms[0][0][0].args)
+    # The first argument's own arguments, when it is a canonical call of this kind, never
+    # beat one another (it was made here): they are kept without comparing them again, so
+    # a Max folded input by input costs one comparison per kept argument, not all pairs.
+    settled = 0
+    for i, e in enumerate(args):
+        inner = _same_kind_args(kind, e)
+        if inner is not None:
+            flat.extend(inner)
+            if i == 0:
+                settled = sum(1 for x in inner if not x.is_const)
         else:
             flat.append(e)
     pick = max if kind == "max" else min
     consts = [e.const for e in flat if e.is_const]
     rest: list = []
+    seen: set = set()
     for e in flat:
-        if not e.is_const and e not in rest:
+        if not e.is_const and e not in seen:
+            seen.add(e)
             rest.append(e)
+    if len(rest) > MAX_SIZE:
+        return None  # more arguments than a capped expression holds: no quadratic pruning
     if consts:
         rest.append(const(pick(consts)))
     # drop an argument that can never be the one picked: for max, one that is never
     # greater than another (their difference has bounds of one sign; names are dims >= 0)
-    kept: list = []
-    for e in rest:
+    kept: list = rest[:settled]
+    for e in rest[settled:]:
         if any(_never_beats(kind, e, f) for f in kept):
             continue
         kept = [f for f in kept if not _never_beats(kind, f, e)]
@@ -575,12 +594,16 @@ class _Parser:
         raise AssertionError(level)
 
     def unary(self) -> Expr:
-        kind, value = self._peek()
-        if (kind, value) in (("op", "-"), ("op", "+")):
+        # a run of signs is counted, not recursed into: "- - - ... n" is as deep as "n"
+        negative = False
+        while True:
+            kind, value = self._peek()
+            if (kind, value) not in (("op", "-"), ("op", "+")):
+                break
             self.i += 1
-            e = self.unary()
-            return neg(e) if value == "-" else e
-        return self.primary()
+            negative ^= value == "-"
+        e = self.primary()
+        return neg(e) if negative else e
 
     def primary(self) -> Expr:
         kind, value = self._peek()
