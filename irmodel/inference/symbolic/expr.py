@@ -18,8 +18,11 @@ division only where its operands are known non-negative); this module only compu
 
 Text form: Python syntax as onnxruntime's symbolic inference writes dims
 (``past + seq``, ``2*seq``, ``(H - 3)//2 + 1``, ``max(a, b)``); `parse` reads it back.
-Sizes are capped (`MAX_SIZE` nodes): an operation whose result would be larger
-returns None, and the caller uses a fresh symbol instead.
+Sizes are capped (`MAX_SIZE` nodes, `MAX_DEPTH` nestings, numbers up to `MAX_COEFF` in
+magnitude): an operation whose result would be larger returns None, and the caller uses
+a fresh symbol instead.  So no expression is deep (the recursive walks below go at most
+`MAX_DEPTH` levels down) and no operation on expressions costs more than a bounded amount
+(Max and Min refuse more than `MAX_SIZE` arguments before comparing them pairwise).
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ from __future__ import annotations
 MAX_SIZE = 48  # nodes (symbols, constants, operations) in one expression
 MAX_TEXT = 1024  # characters of a dim_param parsed as an expression
 MAX_DEPTH = 16  # nesting of floor division, modulo, min and max
+#: Largest magnitude of a coefficient or constant: a dim is below 2**63, so an expression
+#: whose numbers pass this is no size a tensor can have (and a number grown by repeated
+#: multiplication, thousands of digits long, is never formatted)
+MAX_COEFF = 1 << 64
 
 _KINDS = ("//", "%", "max", "min")
 
@@ -163,6 +170,9 @@ ONE = const(1)
 def _checked(e: Expr | None) -> Expr | None:
     if e is None or e.size > MAX_SIZE or e.depth > MAX_DEPTH:
         return None
+    for _, c in e.terms:
+        if not -MAX_COEFF <= c <= MAX_COEFF:
+            return None
     return e
 
 
