@@ -30,10 +30,11 @@ from __future__ import annotations
 MAX_SIZE = 48  # nodes (symbols, constants, operations) in one expression
 MAX_TEXT = 1024  # characters of a dim_param parsed as an expression
 MAX_DEPTH = 16  # nesting of floor division, modulo, min and max
-#: Largest magnitude of a coefficient or constant: a dim is below 2**63, so an expression
-#: whose numbers pass this is no size a tensor can have (and a number grown by repeated
-#: multiplication, thousands of digits long, is never formatted)
-MAX_COEFF = 1 << 64
+#: Largest magnitude of a coefficient or constant: 19 digits, as `parse` reads them (every
+#: expression written parses back).  A dim is below 2**63, so an expression whose numbers
+#: pass this is no size a tensor can have; and a number grown by repeated multiplication
+#: (2**62 times 2**62 ...) is never carried on, thousands of digits long, nor formatted.
+MAX_COEFF = 10**19 - 1
 
 _KINDS = ("//", "%", "max", "min")
 
@@ -528,6 +529,10 @@ def parse(text: str) -> Expr:
     """The canonical form of an expression written in Python syntax (`ParseError` if not one)."""
     if len(text) > MAX_TEXT:
         raise ParseError("expression too long")
+    if text.isidentifier():  # a plain name, by far the most common dim: no tokens, no parser
+        if not is_name(text):
+            raise ParseError(f"{text!r} cannot be a dim name")
+        return sym(text)
     toks = _tokens(text)
     p = _Parser(toks)
     e = p.expr(0)
