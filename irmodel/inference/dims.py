@@ -361,6 +361,10 @@ def maximum(a, b) -> Dim:
 def bounds(d) -> tuple:
     """An interval holding the value of ``d`` (names are dims, >= 0); unknown: (-inf, inf)."""
     if type(d) is str:
+        if d.isidentifier():  # a plain name (not eliminated): a dim, nothing more known
+            st = _STATE.get()
+            if (st is None or d not in st.subst) and X.is_name(d):
+                return 0, X.INF
         return memo(("bounds", d), lambda: _bounds(d))
     return _bounds(d)
 
@@ -398,10 +402,13 @@ def resolve(d) -> Dim:
     got = st._resolved.get(d, st)
     if got is not st:
         return got
-    e = expr(d)
-    out = d if e is None else dim(e)
-    if out is None:
-        out = d
+    if d.isidentifier() and d not in st.subst:
+        out = d  # a plain name no equality eliminated is its own canonical text
+    else:
+        e = expr(d)
+        out = d if e is None else dim(e)
+        if out is None:
+            out = d
     if len(st._resolved) > 100000:
         st._resolved.clear()
     st._resolved[d] = out
