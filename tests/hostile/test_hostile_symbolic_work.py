@@ -99,6 +99,17 @@ def large_rank(n_values: int, rank: int):
     return _model(nodes, ins, outs)
 
 
+def rank_fold(n_values: int, rank: int):
+    """``n_values`` inputs of ``rank`` unnamed dims added one after another: every sum gets
+    ``rank`` fresh names, which the next Add reads (resolves and broadcasts) again."""
+    ins = [h.make_tensor_value_info(f"x{i}", F, [None] * rank) for i in range(n_values)]
+    nodes = [h.make_node("Add", ["x0", "x1"], ["y1"])]
+    nodes += [h.make_node("Add", [f"y{i}", f"x{i + 1}"], [f"y{i + 1}"]) for i in range(1, n_values - 1)]
+    nodes += [h.make_node("Relu", [f"y{n_values - 1}"], ["r"]), h.make_node("Shape", ["r"], ["s"])]
+    outs = [h.make_tensor_value_info("r", F, None), h.make_tensor_value_info("s", I64, None)]
+    return _model(nodes, ins, outs)
+
+
 def mul_chain(n: int, k: int = 1 << 62):
     """A shape value multiplied ``n`` times by ``k``: its expression's coefficient grows
     without bound (``k**n * n``) unless capped."""
@@ -269,6 +280,21 @@ def test_large_rank_of_unnamed_dims():
     assert _dims(out, "s0") == [rank]
 
 
+def test_fresh_names_are_not_parsed(monkeypatch):
+    calls = []
+    real = X._tokens
+
+    def counted(text):
+        calls.append(text)
+        return real(text)
+    monkeypatch.setattr(X, "_tokens", counted)
+    rank = 2000
+    out = _symbolic(rank_fold(4, rank))
+    dims = _dims(out, "r")
+    assert len(dims) == rank and all(d.startswith("unk__") for d in dims)
+    assert calls == []  # a plain name is its own canonical form: read without the parser
+
+
 # -- expression depth is not model depth ------------------------------------------------------
 
 @pytest.mark.parametrize("signs, expected", [(990, "n"), (991, "-n")])
@@ -307,6 +333,7 @@ SMALL = {
     "matmul": lambda: matmul_chain(100),
     "max_min": lambda: max_min(4, 60),
     "rank": lambda: large_rank(3, 2000),
+    "rank_fold": lambda: rank_fold(3, 2000),
     "minus_text": lambda: minus_dim_param(990),
     "neg_chain": lambda: neg_chain(300),
     "mul_chain": lambda: mul_chain(300),
