@@ -25,6 +25,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 from .symbolic import expr as X
+from .symbolic import parsing as P
 from .symbolic.equalities import Equalities
 from .errors import fail_shape
 from .types import Dim
@@ -222,8 +223,8 @@ class SymbolicState:
         except KeyError:
             pass
         try:
-            e = X.parse(text)
-        except X.ParseError:
+            e = P.parse(text)
+        except P.ParseError:
             e = None
         if e is not None and e.is_const:
             e = None  # a name such as "2" stays a name
@@ -258,8 +259,8 @@ def expr(d) -> X.Expr | None:
     st = _STATE.get()
     if st is None:
         try:
-            return X.parse(d)
-        except X.ParseError:
+            return P.parse(d)
+        except P.ParseError:
             return None
     e = st.parse(d)
     if e is not None and st.subst:
@@ -363,7 +364,7 @@ def bounds(d) -> tuple:
     if type(d) is str:
         if d.isidentifier():  # a plain name (not eliminated): a dim, nothing more known
             st = _STATE.get()
-            if (st is None or d not in st.subst) and X.is_name(d):
+            if (st is None or d not in st.subst) and P.is_name(d):
                 return 0, X.INF
         return memo(("bounds", d), lambda: _bounds(d))
     return _bounds(d)

@@ -29,7 +29,7 @@ import pytest
 
 import irmodel
 from irmodel import helper as h
-from irmodel.inference.symbolic import expr as X
+from irmodel.inference.symbolic import expr as X, parsing as P
 from cli_helpers import run, run_cli
 
 F, I64 = 1, 7
@@ -268,7 +268,7 @@ def test_coefficient_cap():
     assert X.add(X.add(X.const(X.MAX_COEFF), n), X.ONE) is None
     # every number an expression holds is one `parse` reads back
     e = X.sub(X.mul(n, X.const(X.MAX_COEFF)), X.const(X.MAX_COEFF))
-    assert X.parse(X.to_text(e)) == e
+    assert P.parse(X.to_text(e)) == e
 
 
 # -- large rank -------------------------------------------------------------------------------
@@ -282,12 +282,12 @@ def test_large_rank_of_unnamed_dims():
 
 def test_fresh_names_are_not_parsed(monkeypatch):
     calls = []
-    real = X._tokens
+    real = P._tokens
 
     def counted(text):
         calls.append(text)
         return real(text)
-    monkeypatch.setattr(X, "_tokens", counted)
+    monkeypatch.setattr(P, "_tokens", counted)
     rank = 2000
     out = _symbolic(rank_fold(4, rank))
     dims = _dims(out, "r")
@@ -304,13 +304,13 @@ def test_minus_signs_in_a_dim_param_are_no_nesting(signs, expected):
 
 
 def test_parse_counts_a_run_of_signs():
-    assert X.parse("-" * 1000 + "n") == X.sym("n")
-    assert X.parse("- + -" * 200 + "n") == X.sym("n")
-    assert X.parse("-" * 1001 + "(a + 1)") == X.parse("-a - 1")
-    with pytest.raises(X.ParseError):
-        X.parse("-" * (X.MAX_TEXT + 1) + "n")
-    with pytest.raises(X.ParseError):  # deep parentheses: not an expression, never a RecursionError
-        X.parse("(" * 300 + "n" + ")" * 300)
+    assert P.parse("-" * 1000 + "n") == X.sym("n")
+    assert P.parse("- + -" * 200 + "n") == X.sym("n")
+    assert P.parse("-" * 1001 + "(a + 1)") == P.parse("-a - 1")
+    with pytest.raises(P.ParseError):
+        P.parse("-" * (X.MAX_TEXT + 1) + "n")
+    with pytest.raises(P.ParseError):  # deep parentheses: not an expression, never a RecursionError
+        P.parse("(" * 300 + "n" + ")" * 300)
 
 
 def test_deep_parentheses_in_a_dim_param_stay_a_name():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from irmodel.inference.symbolic import expr as X
+from irmodel.inference.symbolic import expr as X, parsing as P
 from irmodel.inference.symbolic.equalities import Equalities, names_of
 
 NAMES = [f"n{i}" for i in range(8)]
@@ -104,5 +104,5 @@ def test_a_value_past_the_cap_frees_its_name():
 
 
 def test_names_of_nested_atoms():
-    e = X.parse("max(a, b//c) + (d % 3)*e")
+    e = P.parse("max(a, b//c) + (d % 3)*e")
     assert sorted(names_of(e)) == ["a", "b", "c", "d", "e"]

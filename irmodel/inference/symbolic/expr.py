@@ -17,7 +17,8 @@ Operator rules decide *whether* an operation applies (e.g. ONNX's truncating
 division only where its operands are known non-negative); this module only computes.
 
 Text form: Python syntax as onnxruntime's symbolic inference writes dims
-(``past + seq``, ``2*seq``, ``(H - 3)//2 + 1``, ``max(a, b)``); `parse` reads it back.
+(``past + seq``, ``2*seq``, ``(H - 3)//2 + 1``, ``max(a, b)``), `to_text`; the sibling
+module `parsing` reads it back.
 Sizes are capped (`MAX_SIZE` nodes, `MAX_DEPTH` nestings, numbers up to `MAX_COEFF` in
 magnitude): an operation whose result would be larger returns None, and the caller uses
 a fresh symbol instead.  So no expression is deep (the recursive walks below go at most
@@ -458,14 +459,6 @@ def _apply(kind: str, args: list) -> Expr | None:
 
 # -- text ---------------------------------------------------------------------------------
 
-def is_name(s: str) -> bool:
-    """A dim name that can stand in an expression (a Python identifier, not min/max)."""
-    if not s.isidentifier() or s in ("min", "max"):
-        return False
-    import keyword  # noqa: PLC0415
-    return not keyword.iskeyword(s)
-
-
 def to_text(e: Expr) -> str:
     t = e._text
     if t is None:
@@ -519,140 +512,3 @@ def _atom_text(a: Atom) -> str:
     if a.kind in ("//", "%"):
         return f"{_operand(a.args[0])}{a.kind}{_operand(a.args[1])}"
     return f"{a.kind}({', '.join(to_text(x) for x in a.args)})"
-
-
-class ParseError(ValueError):
-    """Text that is not an expression of this algebra."""
-
-
-def parse(text: str) -> Expr:
-    """The canonical form of an expression written in Python syntax (`ParseError` if not one)."""
-    if len(text) > MAX_TEXT:
-        raise ParseError("expression too long")
-    if text.isidentifier():  # a plain name, by far the most common dim: no tokens, no parser
-        if not is_name(text):
-            raise ParseError(f"{text!r} cannot be a dim name")
-        return sym(text)
-    toks = _tokens(text)
-    p = _Parser(toks)
-    e = p.expr(0)
-    if p.i != len(toks):
-        raise ParseError("unexpected text after the expression")
-    return e
-
-
-def _tokens(text: str) -> list:
-    out: list = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in " \t":
-            i += 1
-        elif ch.isdigit() and ch.isascii():
-            j = i
-            while j < n and text[j].isascii() and text[j].isdigit():
-                j += 1
-            if j - i > 19:
-                raise ParseError("number too long")
-            out.append(("num", int(text[i:j])))
-            i = j
-        elif ch.isidentifier():
-            j = i + 1
-            while j < n and ("a" + text[j]).isidentifier():
-                j += 1
-            out.append(("name", text[i:j]))
-            i = j
-        elif text.startswith("//", i):
-            out.append(("op", "//"))
-            i += 2
-        elif ch in "+-*%(),":
-            out.append(("op", ch))
-            i += 1
-        else:
-            raise ParseError(f"unexpected character {ch!r}")
-    return out
-
-
-class _Parser:
-    """Precedence climbing over Python's rules for ``+ -`` (lowest), ``* // %``, unary ``-``."""
-
-    def __init__(self, toks: list):
-        self.toks = toks
-        self.i = 0
-        self.depth = 0
-
-    def _peek(self):
-        return self.toks[self.i] if self.i < len(self.toks) else (None, None)
-
-    def _take(self, value) -> None:
-        if self._peek() != ("op", value):
-            raise ParseError(f"expected {value!r}")
-        self.i += 1
-
-    def expr(self, level: int) -> Expr:
-        if level == 0:
-            e = self.expr(1)
-            while self._peek() in (("op", "+"), ("op", "-")):
-                op = self._peek()[1]
-                self.i += 1
-                r = self.expr(1)
-                e = _must(add(e, r) if op == "+" else sub(e, r))
-            return e
-        if level == 1:
-            e = self.unary()
-            while self._peek() in (("op", "*"), ("op", "//"), ("op", "%")):
-                op = self._peek()[1]
-                self.i += 1
-                r = self.unary()
-                e = _must(mul(e, r) if op == "*" else floordiv(e, r) if op == "//" else mod(e, r))
-            return e
-        raise AssertionError(level)
-
-    def unary(self) -> Expr:
-        # a run of signs is counted, not recursed into: "- - - ... n" is as deep as "n"
-        negative = False
-        while True:
-            kind, value = self._peek()
-            if (kind, value) not in (("op", "-"), ("op", "+")):
-                break
-            self.i += 1
-            negative ^= value == "-"
-        e = self.primary()
-        return neg(e) if negative else e
-
-    def primary(self) -> Expr:
-        kind, value = self._peek()
-        self.depth += 1
-        if self.depth > MAX_DEPTH * 4:
-            raise ParseError("expression nested too deeply")
-        try:
-            if kind == "num":
-                self.i += 1
-                return const(value)
-            if kind == "name":
-                self.i += 1
-                if value in ("min", "max"):
-                    self._take("(")
-                    args = [self.expr(0)]
-                    while self._peek() == ("op", ","):
-                        self.i += 1
-                        args.append(self.expr(0))
-                    self._take(")")
-                    return _must(maximum(*args) if value == "max" else minimum(*args))
-                if not is_name(value):
-                    raise ParseError(f"{value!r} cannot be a dim name")
-                return sym(value)
-            if (kind, value) == ("op", "("):
-                self.i += 1
-                e = self.expr(0)
-                self._take(")")
-                return e
-            raise ParseError("expected a number, a name or '('")
-        finally:
-            self.depth -= 1
-
-
-def _must(e: Expr | None) -> Expr:
-    if e is None:
-        raise ParseError("expression too large or divides by zero")
-    return e
