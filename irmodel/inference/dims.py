@@ -403,6 +403,7 @@ def resolve(d) -> Dim:
     got = st._resolved.get(d, st)
     if got is not st:
         return got
+    out: Dim
     if d.isidentifier() and d not in st.subst:
         out = d  # a plain name no equality eliminated is its own canonical text
     else:
