@@ -16,7 +16,8 @@ int, a name, or the text of an expression, parsed back and cached) as an `Expr`,
 `dim` writes one back (an int when constant, None past the size cap).
 
 Equalities proven by an operator's semantics (MatMul's inner dims, ...) are recorded
-with `unify` and applied to every dim read afterwards (`resolve`).
+with `record_equal` (in a union-find store, `symbolic.equalities`) and applied to every
+dim read afterwards (`resolve`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import struct
 from contextvars import ContextVar
 
 from .symbolic import expr as X
+from .symbolic import parsing as P
+from .symbolic.equalities import Equalities
 from .errors import fail_shape
 from .types import Dim
 
@@ -219,16 +222,16 @@ def unify_value(d: Dim, value: int) -> Dim:
 class SymbolicState:
     """One symbolic inference run: the parse cache and the proven equalities.
 
-    ``subst`` maps a dim name to the expression it was proven equal to (kept fully
-    resolved: no right-hand side mentions a name that is itself mapped).
+    ``subst`` holds each eliminated dim name and the expression it was proven equal to
+    (`Equalities`: brought up to date lazily, so recording an equality costs the same
+    whether it is the first or the ten-thousandth).
     """
 
-    __slots__ = ("subst", "_parsed", "_resolved", "_ops", "_tuples", "frozen", "version")
+    __slots__ = ("subst", "_parsed", "_resolved", "_ops", "_tuples", "frozen")
 
     def __init__(self):
         self.frozen = 0  # > 0 inside a sub-graph: it may never run, so it proves nothing outside
-        self.version = 0  # counts the proven equalities (`outcome_token`)
-        self.subst: dict = {}
+        self.subst = Equalities()
         self._ops: dict = {}  # (operation, dim, dim) -> dim, valid until the next proven equality
         self._parsed: dict = {}  # text -> Expr or None (not an expression of ours)
         self._resolved: dict = {}  # dim text -> dim after substitution
@@ -236,14 +239,29 @@ class SymbolicState:
         # a model repeats a few shapes on thousands of values
         self._tuples: dict = {}
 
+    @property
+    def version(self) -> int:
+        """Changes with every proven equality (and every one dropped past the cap): `outcome_token`."""
+        return self.subst.changes + self.subst.drops
+
+    def remember(self, text: str, e) -> None:
+        """``text`` is the canonical text of ``e`` (`expr.to_text`): reading it back later
+        is a lookup, not a parse (a Max folded input by input would re-parse, and prune
+        again, every longer prefix of its arguments)."""
+        parsed = self._parsed
+        if text not in parsed:
+            if len(parsed) > 100000:
+                parsed.clear()
+            parsed[text] = e
+
     def parse(self, text: str):
         try:
             return self._parsed[text]
         except KeyError:
             pass
         try:
-            e = X.parse(text)
-        except X.ParseError:
+            e = P.parse(text)
+        except P.ParseError:
             e = None
         if e is not None and e.is_const:
             e = None  # a name such as "2" stays a name
@@ -278,12 +296,12 @@ def expr(d) -> X.Expr | None:
     st = _STATE.get()
     if st is None:
         try:
-            return X.parse(d)
-        except X.ParseError:
+            return P.parse(d)
+        except P.ParseError:
             return None
     e = st.parse(d)
     if e is not None and st.subst:
-        e = X.substitute(e, st.subst)
+        e = st.subst.apply(e)
     return e
 
 
@@ -294,7 +312,11 @@ def dim(e: X.Expr | None) -> Dim:
     if e.is_const:
         v = e.const
         return v if INT64_MIN <= v <= INT64_MAX else None
-    return X.to_text(e)
+    text = X.to_text(e)
+    st = _STATE.get()
+    if st is not None:
+        st.remember(text, e)
+    return text
 
 
 def _binary(op, a, b) -> Dim:
@@ -377,6 +399,10 @@ def maximum(a, b) -> Dim:
 def bounds(d) -> tuple:
     """An interval holding the value of ``d`` (names are dims, >= 0); unknown: (-inf, inf)."""
     if type(d) is str:
+        if d.isidentifier():  # a plain name (not eliminated): a dim, nothing more known
+            st = _STATE.get()
+            if (st is None or d not in st.subst) and P.is_name(d):
+                return 0, X.INF
         return memo(("bounds", d), lambda: _bounds(d))
     return _bounds(d)
 
@@ -414,10 +440,14 @@ def resolve(d) -> Dim:
     got = st._resolved.get(d, st)
     if got is not st:
         return got
-    e = expr(d)
-    out = d if e is None else dim(e)
-    if out is None:
-        out = d
+    out: Dim
+    if d.isidentifier() and d not in st.subst:
+        out = d  # a plain name no equality eliminated is its own canonical text
+    else:
+        e = expr(d)
+        out = d if e is None else dim(e)
+        if out is None:
+            out = d
     if len(st._resolved) > 100000:
         st._resolved.clear()
     st._resolved[d] = out
@@ -494,15 +524,7 @@ def _atom_symbols(a) -> set:
 
 
 def _add_subst(st: SymbolicState, name: str, value) -> None:
-    new = {}
-    for k, v in st.subst.items():
-        w = X.substitute(v, {name: value})
-        if w is None:
-            return
-        new[k] = w
-    new[name] = value
-    st.subst = new
-    st.version += 1
+    st.subst.add(name, value)  # values mentioning ``name`` are brought up to date when read
     st._resolved.clear()
     st._ops.clear()
     st._tuples.clear()

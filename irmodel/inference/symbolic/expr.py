@@ -17,9 +17,13 @@ Operator rules decide *whether* an operation applies (e.g. ONNX's truncating
 division only where its operands are known non-negative); this module only computes.
 
 Text form: Python syntax as onnxruntime's symbolic inference writes dims
-(``past + seq``, ``2*seq``, ``(H - 3)//2 + 1``, ``max(a, b)``); `parse` reads it back.
-Sizes are capped (`MAX_SIZE` nodes): an operation whose result would be larger
-returns None, and the caller uses a fresh symbol instead.
+(``past + seq``, ``2*seq``, ``(H - 3)//2 + 1``, ``max(a, b)``), `to_text`; the sibling
+module `parsing` reads it back.
+Sizes are capped (`MAX_SIZE` nodes, `MAX_DEPTH` nestings, numbers up to `MAX_COEFF` in
+magnitude): an operation whose result would be larger returns None, and the caller uses
+a fresh symbol instead.  So no expression is deep (the recursive walks below go at most
+`MAX_DEPTH` levels down) and no operation on expressions costs more than a bounded amount
+(Max and Min refuse more than `MAX_SIZE` arguments before comparing them pairwise).
 """
 
 from __future__ import annotations
@@ -27,6 +31,11 @@ from __future__ import annotations
 MAX_SIZE = 48  # nodes (symbols, constants, operations) in one expression
 MAX_TEXT = 1024  # characters of a dim_param parsed as an expression
 MAX_DEPTH = 16  # nesting of floor division, modulo, min and max
+#: Largest magnitude of a coefficient or constant: 19 digits, as `parse` reads them (every
+#: expression written parses back).  A dim is below 2**63, so an expression whose numbers
+#: pass this is no size a tensor can have; and a number grown by repeated multiplication
+#: (2**62 times 2**62 ...) is never carried on, thousands of digits long, nor formatted.
+MAX_COEFF = 10**19 - 1
 
 _KINDS = ("//", "%", "max", "min")
 
@@ -163,6 +172,9 @@ ONE = const(1)
 def _checked(e: Expr | None) -> Expr | None:
     if e is None or e.size > MAX_SIZE or e.depth > MAX_DEPTH:
         return None
+    for _, c in e.terms:
+        if not -MAX_COEFF <= c <= MAX_COEFF:
+            return None
     return e
 
 
@@ -264,26 +276,45 @@ def _atom_expr(atom: Atom) -> Expr:
     return Expr((((atom,), 1),))
 
 
+def _same_kind_args(kind: str, e: Expr) -> tuple | None:
+    """The arguments of ``e`` when it is exactly one ``kind`` (min or max) call."""
+    if len(e.terms) == 1 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1:
+        a = e.terms[0][0][0]
+        if type(a) is Atom and a.kind == kind:
+            return a.args
+    return None
+
+
 def _extremum(kind: str, args) -> Expr | None:
     flat: list = []
-    for e in args:
-        if len(e.terms) == 1 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1 \
-                and type(e.terms[0][0][0]) is Atom and e.terms[0][0][0].kind == kind:
-            flat.extend(e.terms[0][0][0].args)
+    # The first argument's own arguments, when it is a canonical call of this kind, never
+    # beat one another (it was made here): they are kept without comparing them again, so
+    # a Max folded input by input costs one comparison per kept argument, not all pairs.
+    settled = 0
+    for i, e in enumerate(args):
+        inner = _same_kind_args(kind, e)
+        if inner is not None:
+            flat.extend(inner)
+            if i == 0:
+                settled = sum(1 for x in inner if not x.is_const)
         else:
             flat.append(e)
     pick = max if kind == "max" else min
     consts = [e.const for e in flat if e.is_const]
     rest: list = []
+    seen: set = set()
     for e in flat:
-        if not e.is_const and e not in rest:
+        if not e.is_const and e not in seen:
+            seen.add(e)
             rest.append(e)
+    if len(rest) > MAX_SIZE:
+        return None  # more arguments than a capped expression holds: no quadratic pruning
     if consts:
         rest.append(const(pick(consts)))
     # drop an argument that can never be the one picked: for max, one that is never
     # greater than another (their difference has bounds of one sign; names are dims >= 0)
-    kept: list = []
-    for e in rest:
+    kept: list = rest[:settled]
+    for e in rest[settled:]:
         if any(_never_beats(kind, e, f) for f in kept):
             continue
         kept = [f for f in kept if not _never_beats(kind, f, e)]
@@ -428,14 +459,6 @@ def _apply(kind: str, args: list) -> Expr | None:
 
 # -- text ---------------------------------------------------------------------------------
 
-def is_name(s: str) -> bool:
-    """A dim name that can stand in an expression (a Python identifier, not min/max)."""
-    if not s.isidentifier() or s in ("min", "max"):
-        return False
-    import keyword  # noqa: PLC0415
-    return not keyword.iskeyword(s)
-
-
 def to_text(e: Expr) -> str:
     t = e._text
     if t is None:
@@ -489,132 +512,3 @@ def _atom_text(a: Atom) -> str:
     if a.kind in ("//", "%"):
         return f"{_operand(a.args[0])}{a.kind}{_operand(a.args[1])}"
     return f"{a.kind}({', '.join(to_text(x) for x in a.args)})"
-
-
-class ParseError(ValueError):
-    """Text that is not an expression of this algebra."""
-
-
-def parse(text: str) -> Expr:
-    """The canonical form of an expression written in Python syntax (`ParseError` if not one)."""
-    if len(text) > MAX_TEXT:
-        raise ParseError("expression too long")
-    toks = _tokens(text)
-    p = _Parser(toks)
-    e = p.expr(0)
-    if p.i != len(toks):
-        raise ParseError("unexpected text after the expression")
-    return e
-
-
-def _tokens(text: str) -> list:
-    out: list = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in " \t":
-            i += 1
-        elif ch.isdigit() and ch.isascii():
-            j = i
-            while j < n and text[j].isascii() and text[j].isdigit():
-                j += 1
-            if j - i > 19:
-                raise ParseError("number too long")
-            out.append(("num", int(text[i:j])))
-            i = j
-        elif ch.isidentifier():
-            j = i + 1
-            while j < n and ("a" + text[j]).isidentifier():
-                j += 1
-            out.append(("name", text[i:j]))
-            i = j
-        elif text.startswith("//", i):
-            out.append(("op", "//"))
-            i += 2
-        elif ch in "+-*%(),":
-            out.append(("op", ch))
-            i += 1
-        else:
-            raise ParseError(f"unexpected character {ch!r}")
-    return out
-
-
-class _Parser:
-    """Precedence climbing over Python's rules for ``+ -`` (lowest), ``* // %``, unary ``-``."""
-
-    def __init__(self, toks: list):
-        self.toks = toks
-        self.i = 0
-        self.depth = 0
-
-    def _peek(self):
-        return self.toks[self.i] if self.i < len(self.toks) else (None, None)
-
-    def _take(self, value) -> None:
-        if self._peek() != ("op", value):
-            raise ParseError(f"expected {value!r}")
-        self.i += 1
-
-    def expr(self, level: int) -> Expr:
-        if level == 0:
-            e = self.expr(1)
-            while self._peek() in (("op", "+"), ("op", "-")):
-                op = self._peek()[1]
-                self.i += 1
-                r = self.expr(1)
-                e = _must(add(e, r) if op == "+" else sub(e, r))
-            return e
-        if level == 1:
-            e = self.unary()
-            while self._peek() in (("op", "*"), ("op", "//"), ("op", "%")):
-                op = self._peek()[1]
-                self.i += 1
-                r = self.unary()
-                e = _must(mul(e, r) if op == "*" else floordiv(e, r) if op == "//" else mod(e, r))
-            return e
-        raise AssertionError(level)
-
-    def unary(self) -> Expr:
-        kind, value = self._peek()
-        if (kind, value) in (("op", "-"), ("op", "+")):
-            self.i += 1
-            e = self.unary()
-            return neg(e) if value == "-" else e
-        return self.primary()
-
-    def primary(self) -> Expr:
-        kind, value = self._peek()
-        self.depth += 1
-        if self.depth > MAX_DEPTH * 4:
-            raise ParseError("expression nested too deeply")
-        try:
-            if kind == "num":
-                self.i += 1
-                return const(value)
-            if kind == "name":
-                self.i += 1
-                if value in ("min", "max"):
-                    self._take("(")
-                    args = [self.expr(0)]
-                    while self._peek() == ("op", ","):
-                        self.i += 1
-                        args.append(self.expr(0))
-                    self._take(")")
-                    return _must(maximum(*args) if value == "max" else minimum(*args))
-                if not is_name(value):
-                    raise ParseError(f"{value!r} cannot be a dim name")
-                return sym(value)
-            if (kind, value) == ("op", "("):
-                self.i += 1
-                e = self.expr(0)
-                self._take(")")
-                return e
-            raise ParseError("expected a number, a name or '('")
-        finally:
-            self.depth -= 1
-
-
-def _must(e: Expr | None) -> Expr:
-    if e is None:
-        raise ParseError("expression too large or divides by zero")
-    return e
