@@ -19,14 +19,18 @@ anything but length-delimited fields, makes the body not plain.
 from __future__ import annotations
 
 from wirefmt.reader import iter_fields
+from wirefmt.schema import LEN
 from wirefmt.varint import encode_varint
+
+from .._wireview.fields import number, tag
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-_LEN = 2
-_INPUT, _OUTPUT, _NAME = 1, 2, 3
+_INPUT, _OUTPUT, _NAME = (number("NodeProto", f) for f in ("input", "output", "name"))
+_INPUT_TAG, _OUTPUT_TAG, _NAME_TAG = (encode_varint(tag("NodeProto", f, LEN)) for f in ("input", "output", "name"))
+assert _INPUT < _OUTPUT < _NAME == 3, "a plain node's names are its first three fields"
 
 
 def _plain_node(node: Any) -> tuple | None:
@@ -41,7 +45,7 @@ def _plain_node(node: Any) -> tuple | None:
     rest = len(data)
     last = 0
     for f in iter_fields(data):
-        if f.wire_type != _LEN or f.number < last:
+        if f.wire_type != LEN or f.number < last:
             return None
         last = f.number
         if f.number > _NAME:
@@ -94,10 +98,10 @@ class BodyTemplate:
         out = []
         for name, inputs, outputs, rest in self.nodes:
             new_name = unique(name) if name else name  # the general way's order: name, inputs, outputs
-            parts = [_string_field(b"\x0a", lookup(x, False)) for x in inputs]
-            parts.extend(_string_field(b"\x12", lookup(x, True)) for x in outputs)
+            parts = [_string_field(_INPUT_TAG, lookup(x, False)) for x in inputs]
+            parts.extend(_string_field(_OUTPUT_TAG, lookup(x, True)) for x in outputs)
             if new_name is not None:
-                parts.append(_string_field(b"\x1a", new_name))
+                parts.append(_string_field(_NAME_TAG, new_name))
             parts.append(rest)
             out.append(make(b"".join(parts)))
         return out
