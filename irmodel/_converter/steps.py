@@ -75,7 +75,8 @@ _at(7, _BROADCASTING, AttrRemoved("axis"), AttrRemoved("broadcast"),
 # (legacy_broadcast_up reads broadcast/axis, so it runs before they are removed)
 for _op in _BROADCASTING:
     STEPS[(ONNX, _op, 7)] = STEPS[(ONNX, _op, 7)][2:] + STEPS[(ONNX, _op, 7)][:2]
-_at(7, "Gemm", AttrRemoved("broadcast", down_value=1))
+_at(7, "Gemm", AttrRemoved("broadcast", down_value=1),
+    Code(a.gemm_matrices, a.gemm_matrices, "C broadcasts unidirectionally to (M, N)"))
 _at(7, ("BatchNormalization", "Dropout"), AttrRemoved("is_test", down_value=1))
 _at(7, ("GRU", "LSTM", "RNN"), AttrRemoved("output_sequence"))
 _at(7, "AveragePool", AttrAdded("count_include_pad", old=0))
