@@ -125,6 +125,8 @@ class NodeConverter:
                 step = StepInfo(op, domain, schemas.schema(domain, op, cur), schemas.schema(domain, op, v))
                 for change in changes_of(domain, op, v):
                     change.up(w, scope, step)
+                if w.removed:  # replaced by the nodes a rewrite added
+                    break
                 if w.op_type != op:  # replaced by another operator (Upsample -> Resize)
                     return self._finish_replaced(w, domain, v, dst, scope, depth)
                 if step.new.deprecated:
@@ -141,6 +143,8 @@ class NodeConverter:
                     first = schemas.schema(domain, op, v)
                     for change in reversed(changes_of(domain, op, v)):
                         change.down(w, scope, StepInfo(op, domain, first, first))
+                    if w.removed:
+                        break
                     if w.op_type != op:
                         return self._finish_replaced(w, domain, v - 1, dst, scope, depth)
                     return self._decompose(w, domain, v, dst, scope, depth)
@@ -148,6 +152,8 @@ class NodeConverter:
                 step = StepInfo(op, domain, schemas.schema(domain, op, prev), schemas.schema(domain, op, v))
                 for change in reversed(changes_of(domain, op, v)):
                     change.down(w, scope, step)
+                if w.removed:
+                    break
                 if w.op_type != op:  # replaced by an older operator (ScatterElements -> Scatter)
                     return self._finish_replaced(w, domain, prev, dst, scope, depth)
                 cur = prev

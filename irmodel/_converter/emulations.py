@@ -1,0 +1,292 @@
+"""Steps that compute a newer operator's behaviour with older operators.
+
+Where an operator, or a value of one of its attributes, has no older form, the node is
+rewritten into older operators that compute the same: Trilu (new in 14) as a Where over a
+mask of the last two axes, Mod (new in 10) in double precision where that is exact,
+ArgMax/ArgMin ``select_last_index`` (new in 12) on the input reversed along the axis,
+Tile-6's ``repeats`` as one Tile-1 per repeated axis (and back), GroupNormalization's
+per-group scale and bias (18) as per-channel ones (21) and back.  The nodes are written for
+the opset named at each function and converted on to the target by the driver, which
+reports any of them that does not exist there (Where below 9, Range below 11).
+"""
+
+from __future__ import annotations
+
+from .adapters import _base, _node
+from .changes import INT64, add_constant
+from .errors import StepRefused
+from .work import NewNode
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .changes import StepInfo
+    from .scope import Scope
+    from .work import NodeWork
+
+_BOOL, _STRING, _DOUBLE, _FLOAT, _FLOAT16 = 9, 8, 11, 1, 10
+
+
+class _Writer:
+    """Adds nodes after ``w`` for opset ``version``, each output a fresh name."""
+
+    def __init__(self, w: NodeWork, s: Scope, version: int) -> None:
+        self.w, self.s, self.version = w, s, version
+
+    def node(self, op: str, inputs, what: str, out: str | None = None, **attrs) -> str:
+        out = out or self.s.fresh(_base(self.w, what))
+        self.w.after.append(NewNode(_node(op, inputs, [out], **attrs), self.version))
+        return out
+
+    def const(self, values, what: str, elem: int = INT64, scalar: bool = False) -> str:
+        """A constant; its Constant node (if any) goes with the nodes written after ``w``."""
+        before = len(self.w.before)
+        name = add_constant(self.w, self.s, values, elem, _base(self.w, what), self.version, scalar=scalar)
+        self.w.after.extend(self.w.before[before:])
+        del self.w.before[before:]
+        return name
+
+
+def _zero(elem: int):
+    """A 0-D array holding the zero of element type ``elem`` ("" for strings)."""
+    import numpy as np  # noqa: PLC0415
+
+    from .. import helper  # noqa: PLC0415
+
+    if elem == _STRING:
+        return np.array(b"", dtype=object)
+    try:
+        return np.zeros((), dtype=helper.tensor_dtype_to_np_dtype(elem))
+    except Exception:  # noqa: BLE001 - an element type numpy cannot hold
+        raise StepRefused("V004", f"no zero of element type {elem} can be written") from None
+
+
+# -- Trilu, new in 14 --------------------------------------------------------------------------
+
+def trilu_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Below 14: Where(mask, x, 0), the mask comparing column - row with k over the last two
+    axes (a constant when they and k are; else made with Range, new in 11)."""
+    import numpy as np  # noqa: PLC0415
+
+    x, k, y = w.input(0), w.input(1), w.output(0)
+    elem = s.elem_type(x)
+    if elem is None:
+        raise StepRefused("V007", "the input's element type is not known, and Trilu becomes a "
+                                  "Where with a zero of that type")
+    upper = w.value("upper", 1)
+    out = _Writer(w, s, step.old_version)
+    shape = s.shape(x)
+    m, n = (shape[-2], shape[-1]) if shape is not None and len(shape) >= 2 else (None, None)
+    k_value = [0] if not k else s.constant_ints(k)
+    if isinstance(m, int) and isinstance(n, int):
+        diff = np.arange(n, dtype=np.int64)[None, :] - np.arange(m, dtype=np.int64)[:, None]
+        if k_value is not None and len(k_value) == 1:
+            keep = diff >= k_value[0] if upper else diff <= k_value[0]
+            mask = out.const(keep, "mask")
+        else:
+            mask = _compare(out, out.const(diff, "diff"), k, upper)
+    else:
+        dims = out.node("Shape", [x], "shape")
+        rows = out.node("Range", [out.const(0, "zero", scalar=True),
+                                  out.node("Gather", [dims, out.const(-2, "m_at", scalar=True)], "m"),
+                                  out.const(1, "one", scalar=True)], "rows")
+        cols = out.node("Range", [out.const(0, "zero", scalar=True),
+                                  out.node("Gather", [dims, out.const(-1, "n_at", scalar=True)], "n"),
+                                  out.const(1, "one", scalar=True)], "cols")
+        column = out.node("Unsqueeze", [rows, out.const([1], "axes")], "rows_column")
+        diff = out.node("Sub", [cols, column], "diff")
+        mask = _compare(out, diff, k or out.const(0, "k", scalar=True), upper)
+    out.node("Where", [mask, x, out.const(_zero(elem), "zero_value")], "", out=y)
+    w.removed = True
+
+
+def _compare(out: _Writer, diff: str, k: str, upper: bool) -> str:
+    """The mask ``diff >= k`` (upper) or ``diff <= k`` (lower), from Less/Greater and Not."""
+    if upper:
+        return out.node("Not", [out.node("Less", [diff, k], "below")], "mask")
+    return out.node("Not", [out.node("Greater", [diff, k], "above")], "mask")
+
+
+# -- Mod, new in 10 ----------------------------------------------------------------------------
+
+#: Integer types whose values a double holds exactly (and whose quotients it orders right).
+_EXACT_INTS = {2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 12: "uint32"}
+#: Added to |q| before q is divided by it: q / (|q| + tiny) is exactly q's sign where
+#: |q| >= 1, and 0 where q is 0.
+_TINY = 1e-300
+
+
+def mod_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Below 10: computed in double, ``a - b * floor(a / b)`` (fmod=0, the sign of b) or
+    ``a - b * trunc(a / b)`` (fmod=1, the sign of a), trunc as floor(|q|) times
+    q / (|q| + 1e-300) (q's sign where |q| >= 1; where |q| < 1 floor(|q|) is 0; Sign is new
+    in 9 and onnxruntime has no Clip-6 for double).
+    Exact for integers up to 32 bits and for float and float16 while |a / b| < 2**29;
+    double and 64-bit integers are refused (their quotients are not exact in double)."""
+    a, b, y = w.input(0), w.input(1), w.output(0)
+    elem = s.elem_type(a) or s.elem_type(b)
+    if elem is None:
+        raise StepRefused("V007", "the element type is not known, and Mod is computed in double "
+                                  "only where that is exact")
+    fmod = w.value("fmod", 0)
+    if elem not in _EXACT_INTS and elem not in (_FLOAT, _FLOAT16):
+        raise StepRefused("V004", f"Mod on element type {elem} cannot be computed exactly before "
+                                  "version 10 (only integers up to 32 bits, float and float16)")
+    if elem in (_FLOAT, _FLOAT16) and not fmod:
+        raise StepRefused("V003", "fmod=0 on floating-point inputs is not defined before version 28")
+    out = _Writer(w, s, step.old_version)
+    xa = out.node("Cast", [a], "a", to=_DOUBLE)
+    xb = out.node("Cast", [b], "b", to=_DOUBLE)
+    q = out.node("Div", [xa, xb], "quotient")
+    if fmod:
+        size = out.node("Abs", [q], "abs")
+        magnitude = out.node("Floor", [size], "floor_abs")
+        apart = out.node("Add", [size, out.const(_TINY, "tiny", _DOUBLE, scalar=True)], "apart")
+        whole = out.node("Mul", [magnitude, out.node("Div", [q, apart], "sign")], "trunc")
+    else:
+        whole = out.node("Floor", [q], "floor")
+    r = out.node("Sub", [xa, out.node("Mul", [xb, whole], "product")], "remainder")
+    out.node("Cast", [r], "", out=y, to=elem)
+    w.removed = True
+
+
+# -- ArgMax/ArgMin select_last_index, new in 12 -------------------------------------------------
+
+def select_last_index_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Below 12: the last index of the extreme is ``n - 1`` minus the first index of it in
+    the input reversed along the axis (a Gather of n-1 .. 0, so n must be known)."""
+    import numpy as np  # noqa: PLC0415
+
+    if not w.value("select_last_index", 0):
+        w.drop("select_last_index")
+        return
+    x, y = w.input(0), w.output(0)
+    shape = s.shape(x)
+    r = s.need_rank(x, "select_last_index=1 reverses the input along the axis")
+    axis = w.value("axis", 0)
+    if not -r <= axis < r:
+        raise StepRefused("V003", f"axis={axis} is outside the input's rank {r}")
+    axis %= r
+    n = shape[axis]
+    if not isinstance(n, int) or n < 1:
+        raise StepRefused("V007", f"the size of axis {axis} is not known, and select_last_index=1 "
+                                  "reverses the input along it")
+    v = step.old_version
+    indices = add_constant(w, s, np.arange(n - 1, -1, -1, dtype=np.int64), INT64, _base(w, "reversed_at"), v)
+    rev, first = s.fresh(_base(w, "reversed")), s.fresh(_base(w, "first"))
+    w.before.append(NewNode(_node("Gather", [x, indices], [rev], axis=axis), v))
+    w.inputs[0] = rev
+    w.outputs[0] = first
+    w.drop("select_last_index")
+    w.set("axis", axis)  # the rank is known here; the reversed input's may not be later
+    out = _Writer(w, s, v)
+    out.node("Sub", [out.const(n - 1, "last", scalar=True), first], "", out=y)
+
+
+# -- Tile 1 <-> 6 ------------------------------------------------------------------------------
+
+def tile_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Up to 6: Tile-1 repeats ``tiles`` times along ``axis`` (both constants here) ->
+    ``repeats`` with ``tiles`` at ``axis`` and 1 elsewhere (needs the rank)."""
+    tiles, axis = s.constant(w.input(1)), s.constant(w.input(2))
+    if tiles is None or axis is None or tiles.size != 1 or axis.size != 1:
+        raise StepRefused("V002", "Tile-1's tiles and axis must be one-element constants to "
+                                  "become Tile-6's repeats")
+    r = s.need_rank(w.input(0), "Tile-6's repeats has one entry per axis")
+    a, t = int(axis.reshape(-1)[0]), int(tiles.reshape(-1)[0])
+    if not -r <= a < r or t < 0:
+        raise StepRefused("V003", f"tiles={t} along axis={a} of a rank-{r} input")
+    repeats = [1] * r
+    repeats[a % r] = t
+    w.inputs[1:] = [add_constant(w, s, repeats, INT64, _base(w, "repeats"), step.version)]
+    w.changed = True
+
+
+def tile_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Down from 6: one Tile-1 per axis repeated other than once (an Identity if none);
+    Tile-1 takes ``tiles`` and ``axis`` as tensors of the input's float type (as its
+    schema declares them)."""
+    import numpy as np  # noqa: PLC0415
+
+    repeats = s.constant_ints(w.input(1))
+    if repeats is None:
+        raise StepRefused("V002", "input 'repeats' must be a constant to become Tile-1's "
+                                  "tiles and axis")
+    elem = s.elem_type(w.input(0))
+    if elem not in (_FLOAT, _FLOAT16, _DOUBLE):
+        raise StepRefused("V004" if elem else "V007", "Tile-1 takes float, float16 or double only"
+                          + ("" if elem else "; the input's element type is not known"))
+    from .. import helper  # noqa: PLC0415
+
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    out = _Writer(w, s, step.old_version)
+    current, y = w.input(0), w.output(0)
+    steps = [(a, t) for a, t in enumerate(repeats) if t != 1]
+    if not steps:
+        out.node("Identity", [current], "", out=y)
+    for i, (a, t) in enumerate(steps):
+        current = out.node("Tile", [current, out.const(np.array(t, dtype), "tiles"),
+                                    out.const(np.array(a, dtype), "axis")], "tiled",
+                           out=y if i == len(steps) - 1 else None)
+    w.removed = True
+
+
+# -- GroupNormalization 18 <-> 21 --------------------------------------------------------------
+
+def group_norm_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Up to 21: scale and bias per group (G) become per channel (C): each group's value
+    repeated C / G times (constants when they are and C is known; else nodes that read C
+    from the input's shape when the graph runs)."""
+    import numpy as np  # noqa: PLC0415
+
+    groups = w.value("num_groups")
+    if groups is None:
+        raise StepRefused("V005", "attribute num_groups is missing")
+    shape = s.shape(w.input(0))
+    c = shape[1] if shape is not None and len(shape) >= 2 else None
+    scale, bias = s.constant(w.input(1)), s.constant(w.input(2))
+    if (isinstance(c, int) and groups > 0 and c % groups == 0 and scale is not None and bias is not None
+            and scale.shape == bias.shape == (groups,)):
+        # Constants (small: one value per group) become per-channel constants.
+        for i, value, what in ((1, scale, "scale"), (2, bias, "bias")):
+            w.inputs[i] = add_constant(w, s, np.repeat(value, c // groups), 0, _base(w, what), step.version)
+        w.changed = True
+        return
+    out = _Writer(w, s, step.version)
+    x = w.input(0)
+    channels = out.node("Shape", [x], "channels", start=1, end=2)
+    g = out.const([groups], "groups")
+    wide = out.node("Concat", [g, out.node("Div", [channels, g], "per_group")], "wide_shape", axis=0)
+    axes = out.const([1], "axes")
+    for i, what in ((1, "scale"), (2, "bias")):
+        column = out.node("Unsqueeze", [w.input(i), axes], f"{what}_column")
+        spread = out.node("Expand", [column, wide], f"{what}_spread")
+        w.inputs[i] = out.node("Reshape", [spread, channels], f"{what}_per_channel")
+    w.before.extend(w.after)
+    w.after = []
+    w.changed = True
+
+
+def group_norm_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Down from 21: per-channel scale and bias that are constants, equal within each group,
+    become per-group ones; any other node becomes GroupNormalization-21's function body,
+    whose operators all exist at 18."""
+    import numpy as np  # noqa: PLC0415
+
+    groups = w.value("num_groups")
+    scale, bias = s.constant(w.input(1)), s.constant(w.input(2))
+    if (groups and scale is not None and bias is not None and scale.ndim == 1 and bias.shape == scale.shape
+            and scale.size % groups == 0 and w.value("stash_type", 1) == 1):
+        per = scale.size // groups
+        sg, bg = scale.reshape(groups, per), bias.reshape(groups, per)
+        if (sg == sg[:, :1]).all() and (bg == bg[:, :1]).all():
+            v = step.old_version
+            w.inputs[1] = add_constant(w, s, np.ascontiguousarray(sg[:, 0]), 0, _base(w, "scale"), v)
+            w.inputs[2] = add_constant(w, s, np.ascontiguousarray(bg[:, 0]), 0, _base(w, "bias"), v)
+            w.drop("stash_type")
+            w.changed = True
+            return
+    from .decompose import expand  # noqa: PLC0415
+
+    body, opset = expand(w, step.domain, step.version, step.old_version, s)
+    w.after.extend(NewNode(n, opset) for n in body)
+    w.removed = True
