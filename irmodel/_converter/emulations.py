@@ -290,3 +290,77 @@ def group_norm_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     body, opset = expand(w, step.domain, step.version, step.old_version, s)
     w.after.extend(NewNode(n, opset) for n in body)
     w.removed = True
+
+
+# -- Equal on floating-point types, new in 11 ------------------------------------------------------
+
+def equal_floats_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Below 11 Equal takes no floating-point types: ``a == b`` is neither ``a < b`` nor
+    ``a > b``, with ``a + b`` not NaN (NaN exactly when an input is NaN, or when they are
+    infinities of opposite signs, which are not equal either); x is not NaN when
+    ``x < inf`` or ``x > -inf``."""
+    import numpy as np  # noqa: PLC0415
+
+    elem = s.elem_type(w.input(0)) or s.elem_type(w.input(1))
+    if elem not in (_FLOAT, _FLOAT16, _DOUBLE):
+        return  # the types Equal-7 takes (or unknown: the type check reports it)
+    from .. import helper  # noqa: PLC0415
+
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    a, b, y = w.input(0), w.input(1), w.output(0)
+    out = _Writer(w, s, step.old_version)
+    apart = out.node("Or", [out.node("Less", [a, b], "less"), out.node("Greater", [a, b], "greater")], "apart")
+    total = out.node("Add", [a, b], "sum")
+    finite_or_inf = out.node("Or", [out.node("Less", [total, out.const(np.array(np.inf, dtype), "inf")], "below_inf"),
+                                    out.node("Greater", [total, out.const(np.array(-np.inf, dtype), "minus_inf")],
+                                             "above_minus_inf")], "not_nan")
+    out.node("And", [out.node("Not", [apart], "not_apart"), finite_or_inf], "", out=y)
+    w.removed = True
+
+
+# -- Resize-18's axes ----------------------------------------------------------------------------
+
+def resize_axes_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Down from 18: ``axes`` names the axes that roi, scales or sizes cover; before, they
+    cover every axis.  They are spread over all axes when the graph runs (ScatterElements
+    into ones for scales, into the input's shape for sizes, into 0s and 1s for roi)."""
+    axes = w.value("axes")
+    if axes is None:
+        return
+    w.drop("axes")
+    if w.value("keep_aspect_ratio_policy", "stretch") != "stretch":
+        return  # refused by the step's keep_aspect_ratio_policy entry
+    import numpy as np  # noqa: PLC0415
+
+    x = w.input(0)
+    r = s.need_rank(x, "axes must be spread over every axis before version 18")
+    if len(set(a % r for a in axes if -r <= a < r)) != len(axes):
+        raise StepRefused("V003", f"axes={list(axes)} are not distinct axes of a rank-{r} input")
+    at = [a % r for a in axes]
+    if at == list(range(r)):
+        return
+    out = _Writer(w, s, step.old_version)
+    where = out.const(np.array(at, np.int64), "axes")
+    k = len(at)
+
+    def spread(base: str, values: str, what: str) -> str:
+        return out.node("ScatterElements", [base, where, values], what, axis=0)
+
+    roi, scales, sizes = w.input(1), w.input(2), w.input(3)
+    if roi:
+        elem = s.elem_type(roi) or _FLOAT
+        from .. import helper  # noqa: PLC0415
+
+        dtype = helper.tensor_dtype_to_np_dtype(elem)
+        starts = out.node("Slice", [roi, out.const([0], "roi_from"), out.const([k], "roi_mid")], "roi_starts")
+        ends = out.node("Slice", [roi, out.const([k], "roi_mid"), out.const([2 * k], "roi_to")], "roi_ends")
+        w.inputs[1] = out.node("Concat", [spread(out.const(np.zeros(r, dtype), "roi_zeros"), starts, "roi_starts_all"),
+                                          spread(out.const(np.ones(r, dtype), "roi_ones"), ends, "roi_ends_all")],
+                               "roi_all", axis=0)
+    if scales:
+        w.inputs[2] = spread(out.const(np.ones(r, np.float32), "ones"), scales, "scales_all")
+    if sizes:
+        w.inputs[3] = spread(out.node("Shape", [x], "shape"), sizes, "sizes_all")
+    w.before.extend(w.after)
+    w.after = []
+    w.changed = True

@@ -125,6 +125,7 @@ _at(11, "Scatter", Code(r.scatter_to_elements_up, None, "deprecated: ScatterElem
 _at(11, "ScatterElements", Code(None, r.elements_to_scatter_down, "below 11 it is Scatter-9"))
 _at(11, "TopK", AttrAdded("largest", old=1), AttrAdded("sorted", old=1))
 _at(11, "Gemm", Code(None, a.gemm_c_optional_down, "input C became optional"))
+_at(11, "Equal", Code(None, e.equal_floats_down, "floating-point types (were bool and integers)"))
 _at(11, "DepthToSpace", AttrAdded("mode", old="DCR"))
 _at(11, "Constant", AttrAdded("sparse_value", old=ABSENT))
 _same(11, ("AveragePool", "MaxPool", "Conv", "ConvTranspose", "LpPool", "MaxUnpool"),
@@ -173,7 +174,8 @@ _at(18, "Pad", Code(None, a.pad_axes_down, "input 'axes'"))
 _at(18, "LpPool", AttrAdded("ceil_mode", old=0), AttrAdded("dilations", old=ONES))
 _at(18, "OptionalHasElement", Code(None, a.optional_input_required_down, "input optional"))
 _at(18, ("ScatterElements", "ScatterND"), AttrValuesAdded("reduction", ("max", "min")))
-_at(18, "Resize", AttrAdded("antialias", old=0), AttrAdded("axes", old=ABSENT),
+_at(18, "Resize", AttrAdded("antialias", old=0),
+    Code(None, e.resize_axes_down, "axes: roi, scales or sizes for the named axes only"),
     AttrAdded("keep_aspect_ratio_policy", old="stretch"))
 
 # -- opset 19 ----------------------------------------------------------------------------------

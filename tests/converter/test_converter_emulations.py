@@ -1,5 +1,5 @@
 """Operators computed with older ones: Trilu, Mod, ArgMax/ArgMin select_last_index, Tile,
-GroupNormalization (`irmodel._converter.emulations`).
+GroupNormalization, Equal on floats, Resize-18's axes (`irmodel._converter.emulations`).
 
 Differential in onnxruntime: the node tests' models are converted down and run on the
 tests' inputs against their expected outputs; models built here run unconverted and
@@ -25,7 +25,8 @@ from irmodel import version_converter as vc
 
 import converter_sweep as cs
 
-PREFIXES = ("test_tril", "test_triu", "test_mod_", "test_argmax", "test_argmin", "test_group_normalization")
+PREFIXES = ("test_tril", "test_triu", "test_mod_", "test_argmax", "test_argmin", "test_group_normalization",
+            "test_resize_")
 
 
 @pytest.fixture(scope="module")
@@ -292,3 +293,48 @@ def test_group_norm_21_node_tests_compute_the_same_below_21(cases, target):
     assert len(names) >= 4
     wrong = [n for n in names if not _converted_computes(cases, n, target)]
     assert wrong == []
+
+
+# -- Equal on floats below 11 ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("elem, dtype", [(T.FLOAT, np.float32), (T.DOUBLE, np.float64), (T.FLOAT16, np.float16)])
+@pytest.mark.parametrize("target", [7, 10])
+def test_equal_on_floats_below_11_matches_equal_13_with_nan_and_infinities(elem, dtype, target):
+    g = oh.make_graph([oh.make_node("Equal", ["a", "b"], ["y"])], "g",
+                      [oh.make_tensor_value_info("a", elem, [9]), oh.make_tensor_value_info("b", elem, [1])],
+                      [oh.make_tensor_value_info("y", T.BOOL, [9])])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 13)], ir_version=8)
+    out = vc.convert_version(_ours(m), target)
+    assert "Equal" not in _ops(out)
+    a = np.array([1, np.nan, np.inf, -np.inf, 2, 0, -0.0, 3, 65504], dtype)
+    for b in (np.inf, -np.inf, np.nan, 0.0, -0.0, 2.0, 65504):
+        feeds = [a, np.array([b], dtype)]
+        np.testing.assert_array_equal(_run(out, feeds)[0], _run(m.SerializeToString(), feeds)[0])
+
+
+def test_equal_on_integers_below_11_stays_equal():
+    g = oh.make_graph([oh.make_node("Equal", ["a", "b"], ["y"])], "g",
+                      [oh.make_tensor_value_info("a", T.INT32, [3]), oh.make_tensor_value_info("b", T.INT32, [3])],
+                      [oh.make_tensor_value_info("y", T.BOOL, [3])])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 13)], ir_version=8)
+    assert _ops(vc.convert_version(_ours(m), 7)) == ["Equal"]
+
+
+# -- Resize-18's axes -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target", [17, 13, 11])
+def test_resize_axes_node_tests_compute_the_same_below_18(cases, target):
+    names = [n for n in cases if n.startswith("test_resize_") and "_axes_" in n]
+    assert len(names) >= 6
+    wrong = [n for n in names if not _converted_computes(cases, n, target)]
+    assert wrong == []
+
+
+def test_resize_axes_with_the_rank_unknown_is_reported():
+    g = oh.make_graph([oh.make_node("Resize", ["x", "", "s"], ["y"], axes=[2, 3])], "g",
+                      [oh.make_tensor_value_info("x", T.FLOAT, None), oh.make_tensor_value_info("s", T.FLOAT, [2])],
+                      [oh.make_tensor_value_info("y", T.FLOAT, None)])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 18)], ir_version=8)
+    with pytest.raises(vc.ConversionError) as info:
+        vc.convert_version(_ours(m), 13)
+    assert info.value.problems[0].code == "V007"
