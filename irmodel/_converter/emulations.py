@@ -364,3 +364,64 @@ def resize_axes_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     w.before.extend(w.after)
     w.after = []
     w.changed = True
+
+
+# -- ai.onnx.ml LabelEncoder 1 <-> 2 ------------------------------------------------------------------
+
+_STRINGS, _INTS = 8, 7  # AttributeProto types
+
+
+def _direction(w: NodeWork, s: Scope) -> str:
+    """LabelEncoder-1 maps strings to their index ("s2i") or indices to strings ("i2s"),
+    as its input's type says."""
+    elem = s.elem_type(w.input(0))
+    if elem == _STRING:
+        return "s2i"
+    if elem == INT64:
+        return "i2s"
+    raise StepRefused("V007" if elem is None else "V004",
+                      "LabelEncoder-1 maps strings to int64 or int64 to strings, and the input's "
+                      f"element type is {'not known' if elem is None else elem}")
+
+
+def label_encoder_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Up to 2: ``classes_strings`` becomes a map, string -> its index or index -> string
+    (the defaults carried over; a repeated class would make a map with a repeated key)."""
+    classes = list(w.value("classes_strings") or [])
+    if _direction(w, s) == "s2i":
+        if len(set(classes)) != len(classes):
+            raise StepRefused("V003", "classes_strings repeats a string, which LabelEncoder-2's "
+                                      "keys cannot")
+        keys, values = ("keys_strings", classes, _STRINGS), ("values_int64s", list(range(len(classes))), _INTS)
+        default = ("default_int64", w.value("default_int64", -1))
+    else:
+        keys, values = ("keys_int64s", list(range(len(classes))), _INTS), ("values_strings", classes, _STRINGS)
+        default = ("default_string", w.value("default_string", "_Unused"))
+    for name in ("classes_strings", "default_int64", "default_string"):
+        w.drop(name)
+    for name, value, kind in (keys, values):
+        w.set(name, value, attr_type=kind)
+    w.set(*default)
+
+
+def label_encoder_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Down from 2: a map from strings to 0..n-1 in order, or from 0..n-1 in order to
+    strings, is LabelEncoder-1's ``classes_strings``; no other map is."""
+    present = {n for n in ("keys_strings", "keys_int64s", "keys_floats", "values_strings", "values_int64s",
+                           "values_floats") if w.has(n)}
+    if present == {"keys_strings", "values_int64s"}:
+        classes, index, default = w.value("keys_strings"), w.value("values_int64s"), "default_int64"
+    elif present == {"keys_int64s", "values_strings"}:
+        classes, index, default = w.value("values_strings"), w.value("keys_int64s"), "default_string"
+    else:
+        raise StepRefused("V003", f"LabelEncoder-1 maps strings to their index in a list and back; "
+                                  f"a map with {', '.join(sorted(present)) or 'no keys'} is not one")
+    if list(index) != list(range(len(classes))):
+        raise StepRefused("V003", "LabelEncoder-1 maps strings to their index in a list and back; "
+                                  "the map's integers are not 0, 1, 2, ... in order")
+    keep = w.value(default)
+    for name in present | {"default_int64", "default_string", "default_float"}:
+        w.drop(name)
+    w.set("classes_strings", list(classes), attr_type=_STRINGS)
+    if keep is not None:
+        w.set(default, keep)

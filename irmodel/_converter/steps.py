@@ -215,8 +215,8 @@ _same(16, ("ScatterElements", "ScatterND"), "")
 _same(20, "GridSample", "")
 
 # -- ai.onnx.ml ----------------------------------------------------------------------------------
-_at(2, "LabelEncoder", Refused("LabelEncoder-1 (classes_strings) and LabelEncoder-2 (keys and "
-                               "values) are not converted"), domain=ML)
+_at(2, "LabelEncoder", Code(e.label_encoder_up, e.label_encoder_down,
+                           "classes_strings (string <-> index) became a map of keys to values"), domain=ML)
 _at(4, "LabelEncoder", AttrAdded("keys_tensor", old=ABSENT), AttrAdded("values_tensor", old=ABSENT),
     AttrAdded("default_tensor", old=ABSENT), domain=ML)
 for _op in ("TreeEnsembleClassifier", "TreeEnsembleRegressor"):
