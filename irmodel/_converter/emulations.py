@@ -78,12 +78,12 @@ def trilu_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     m, n = (shape[-2], shape[-1]) if shape is not None and len(shape) >= 2 else (None, None)
     k_value = [0] if not k else s.constant_ints(k)
     if isinstance(m, int) and isinstance(n, int):
-        diff = np.arange(n, dtype=np.int64)[None, :] - np.arange(m, dtype=np.int64)[:, None]
+        offsets = np.arange(n, dtype=np.int64)[None, :] - np.arange(m, dtype=np.int64)[:, None]
         if k_value is not None and len(k_value) == 1:
-            keep = diff >= k_value[0] if upper else diff <= k_value[0]
+            keep = offsets >= k_value[0] if upper else offsets <= k_value[0]
             mask = out.const(keep, "mask")
         else:
-            mask = _compare(out, out.const(diff, "diff"), k, upper)
+            mask = _compare(out, out.const(offsets, "diff"), k, upper)
     else:
         dims = out.node("Shape", [x], "shape")
         rows = out.node("Range", [out.const(0, "zero", scalar=True),
@@ -166,7 +166,7 @@ def select_last_index_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     if not -r <= axis < r:
         raise StepRefused("V003", f"axis={axis} is outside the input's rank {r}")
     axis %= r
-    n = shape[axis]
+    n = shape[axis] if shape is not None else None
     if not isinstance(n, int) or n < 1:
         raise StepRefused("V007", f"the size of axis {axis} is not known, and select_last_index=1 "
                                   "reverses the input along it")
