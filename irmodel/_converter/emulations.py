@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 
 _BOOL, _STRING, _DOUBLE, _FLOAT, _FLOAT16 = 9, 8, 11, 1, 10
 
+#: The most elements a constant sized by the model's dims may have (a mask, a list of
+#: indices): beyond, the values are computed when the graph runs, so that no allocation
+#: here is sized by the input.
+MAX_MADE_CONSTANT = 1 << 16
+
 
 class _Writer:
     """Adds nodes after ``w`` for opset ``version``, each output a fresh name."""
@@ -77,7 +82,7 @@ def trilu_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     shape = s.shape(x)
     m, n = (shape[-2], shape[-1]) if shape is not None and len(shape) >= 2 else (None, None)
     k_value = [0] if not k else s.constant_ints(k)
-    if isinstance(m, int) and isinstance(n, int):
+    if isinstance(m, int) and isinstance(n, int) and m * n <= MAX_MADE_CONSTANT:
         offsets = np.arange(n, dtype=np.int64)[None, :] - np.arange(m, dtype=np.int64)[:, None]
         if k_value is not None and len(k_value) == 1:
             keep = offsets >= k_value[0] if upper else offsets <= k_value[0]
@@ -153,7 +158,8 @@ def mod_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
 
 def select_last_index_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     """Below 12: the last index of the extreme is ``n - 1`` minus the first index of it in
-    the input reversed along the axis (a Gather of n-1 .. 0, so n must be known)."""
+    the input reversed along the axis: a Gather of n-1 .. 0 where n is known (and small),
+    else a Slice with step -1 and n read from the input's shape (Slice takes steps from 10)."""
     import numpy as np  # noqa: PLC0415
 
     if not w.value("select_last_index", 0):
@@ -167,19 +173,28 @@ def select_last_index_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
         raise StepRefused("V003", f"axis={axis} is outside the input's rank {r}")
     axis %= r
     n = shape[axis] if shape is not None else None
-    if not isinstance(n, int) or n < 1:
-        raise StepRefused("V007", f"the size of axis {axis} is not known, and select_last_index=1 "
-                                  "reverses the input along it")
     v = step.old_version
-    indices = add_constant(w, s, np.arange(n - 1, -1, -1, dtype=np.int64), INT64, _base(w, "reversed_at"), v)
     rev, first = s.fresh(_base(w, "reversed")), s.fresh(_base(w, "first"))
-    w.before.append(NewNode(_node("Gather", [x, indices], [rev], axis=axis), v))
+    if isinstance(n, int) and 0 < n <= MAX_MADE_CONSTANT:
+        indices = add_constant(w, s, np.arange(n - 1, -1, -1, dtype=np.int64), INT64, _base(w, "reversed_at"), v)
+        w.before.append(NewNode(_node("Gather", [x, indices], [rev], axis=axis), v))
+        last = add_constant(w, s, n - 1, INT64, _base(w, "last"), v, scalar=True)
+    else:
+        c = [add_constant(w, s, [value], INT64, _base(w, what), v)
+             for value, what in ((-1, "from"), (-(2**63), "to"), (axis, "axes"), (-1, "steps"))]
+        w.before.append(NewNode(_node("Slice", [x] + c, [rev]), v))
+        dims = s.fresh(_base(w, "shape"))
+        size = s.fresh(_base(w, "size"))
+        last = s.fresh(_base(w, "last"))
+        at = add_constant(w, s, axis, INT64, _base(w, "at"), v, scalar=True)
+        one = add_constant(w, s, 1, INT64, _base(w, "one"), v, scalar=True)
+        w.before += [NewNode(_node("Shape", [x], [dims]), v), NewNode(_node("Gather", [dims, at], [size]), v),
+                     NewNode(_node("Sub", [size, one], [last]), v)]
     w.inputs[0] = rev
     w.outputs[0] = first
     w.drop("select_last_index")
     w.set("axis", axis)  # the rank is known here; the reversed input's may not be later
-    out = _Writer(w, s, v)
-    out.node("Sub", [out.const(n - 1, "last", scalar=True), first], "", out=y)
+    w.after.append(NewNode(_node("Sub", [last, first], [y]), v))
 
 
 # -- Tile 1 <-> 6 ------------------------------------------------------------------------------
@@ -211,6 +226,8 @@ def tile_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     if repeats is None:
         raise StepRefused("V002", "input 'repeats' must be a constant to become Tile-1's "
                                   "tiles and axis")
+    if any(t < 0 for t in repeats):
+        raise StepRefused("V003", f"repeats={repeats} has a negative count")
     elem = s.elem_type(w.input(0))
     if elem not in (_FLOAT, _FLOAT16, _DOUBLE):
         raise StepRefused("V004" if elem else "V007", "Tile-1 takes float, float16 or double only"
@@ -244,7 +261,7 @@ def group_norm_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
     shape = s.shape(w.input(0))
     c = shape[1] if shape is not None and len(shape) >= 2 else None
     scale, bias = s.constant(w.input(1)), s.constant(w.input(2))
-    if (isinstance(c, int) and groups > 0 and c % groups == 0 and scale is not None and bias is not None
+    if (isinstance(c, int) and 0 < c <= MAX_MADE_CONSTANT and groups > 0 and c % groups == 0 and scale is not None and bias is not None
             and scale.shape == bias.shape == (groups,)):
         # Constants (small: one value per group) become per-channel constants.
         for i, value, what in ((1, scale, "scale"), (2, bias, "bias")):

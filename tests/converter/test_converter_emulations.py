@@ -181,14 +181,37 @@ def test_select_last_index_node_tests_compute_the_same_below_12(cases, target):
     assert wrong == []
 
 
-def test_select_last_index_with_the_axis_size_unknown_is_reported():
-    g = oh.make_graph([oh.make_node("ArgMax", ["x"], ["y"], axis=1, select_last_index=1)], "g",
-                      [oh.make_tensor_value_info("x", T.FLOAT, [2, "n"])],
-                      [oh.make_tensor_value_info("y", T.INT64, [2, 1])])
-    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 13)], ir_version=8)
-    with pytest.raises(vc.ConversionError) as info:
-        vc.convert_version(_ours(m), 11)
-    assert info.value.problems[0].code == "V007"
+def _argmax_last(dims, axis=1):
+    g = oh.make_graph([oh.make_node("ArgMax", ["x"], ["y"], axis=axis, select_last_index=1)], "g",
+                      [oh.make_tensor_value_info("x", T.FLOAT, dims)],
+                      [oh.make_tensor_value_info("y", T.INT64, None)])
+    return oh.make_model(g, opset_imports=[oh.make_opsetid("", 13)], ir_version=8)
+
+
+def test_select_last_index_with_the_axis_size_unknown_reverses_with_a_slice_from_10():
+    m = _argmax_last([2, "n"], axis=-1)
+    x = np.array([[1, 3, 3, 0], [2, 2, 1, 2]], np.float32)
+    expected = _run(m.SerializeToString(), [x])[0]
+    out = vc.convert_version(_ours(m), 10)
+    assert "Slice" in _ops(out) and "Gather" in _ops(out)
+    np.testing.assert_array_equal(_run(out, [x])[0], expected)
+    with pytest.raises(vc.ConversionError) as info:  # Slice-1 has no steps
+        vc.convert_version(_ours(m), 9)
+    assert info.value.problems[0].op_type == "ArgMax"
+
+
+def test_dims_too_large_for_a_constant_are_read_when_the_graph_runs():
+    """No constant sized by the model's dims is made: a declared 10**5 x 10**5 Trilu input,
+    a 10**9-long ArgMax axis, 10**9 GroupNormalization channels convert in moments."""
+    big = 10**9
+    out = vc.convert_version(_ours(_trilu([10**5, 10**5], 1)), 11)
+    assert "Range" in _ops(out)
+    out = vc.convert_version(_ours(_argmax_last([2, big])), 11)
+    assert "Slice" in _ops(out)
+    scale = np.ones(3, np.float32)
+    out = vc.convert_version(_ours(_group_norm(18, scale, scale, False, dims=(1, 3 * big, 1))), 21)
+    assert "Expand" in _ops(out)
+    assert all(t.ByteSize() < 1000 for t in out.graph.initializer)
 
 
 # -- Tile 1 <-> 6 -------------------------------------------------------------------------------
