@@ -261,8 +261,8 @@ def group_norm_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
     shape = s.shape(w.input(0))
     c = shape[1] if shape is not None and len(shape) >= 2 else None
     scale, bias = s.constant(w.input(1)), s.constant(w.input(2))
-    if (isinstance(c, int) and 0 < c <= MAX_MADE_CONSTANT and groups > 0 and c % groups == 0 and scale is not None and bias is not None
-            and scale.shape == bias.shape == (groups,)):
+    if (isinstance(c, int) and 0 < c <= MAX_MADE_CONSTANT and groups > 0 and c % groups == 0
+            and scale is not None and bias is not None and scale.shape == bias.shape == (groups,)):
         # Constants (small: one value per group) become per-channel constants.
         for i, value, what in ((1, scale, "scale"), (2, bias, "bias")):
             w.inputs[i] = add_constant(w, s, np.repeat(value, c // groups), 0, _base(w, what), step.version)

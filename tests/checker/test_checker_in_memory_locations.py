@@ -5,7 +5,8 @@ rules (inside the directory, a regular file, one hard link) for a path that star
 ``#``, while still applying the lexical rules and the symbolic-link rule.  The path is the
 model's directory joined with the normalised location, so a model checked by its path in
 another directory is held to every rule, and a message (whatever directory it was loaded
-from) is checked as if it lay in the current directory, as onnx checks messages.  Each case is judged against onnx's checker.
+from) is checked as if it lay in the current directory, as onnx checks messages.  Each
+case is judged against onnx's checker.
 """
 
 from __future__ import annotations
