@@ -2,8 +2,8 @@
 
     python tools/gen_converter_steps.py [--output PATH]
 
-One row per step of ai.onnx and ai.onnx.ml (from irmodel's operator schemas): what the
-schemas show changed (inputs, outputs, attributes, types) and the converter's entry in
+One row per step of ai.onnx and ai.onnx.ml (from irmodel's operator schemas), and one per
+entry at an operator's first version (how a node goes below it): what the schemas show changed (inputs, outputs, attributes, types) and the converter's entry in
 `irmodel._converter.steps` (its changes, or the reviewed note for a step where nothing
 visible changed, or the type check every step gets).  Made from the repository alone, so
 ``tests/converter/test_converter_steps_doc.py`` regenerates it and fails on any difference:
@@ -78,6 +78,11 @@ def render() -> str:
         else:
             action = "types checked against the target schema"
         rows.append((new, domain or "ai.onnx", op, old, schema_change(a, b), action))
+    # Entries at an operator's first version: how a node goes below it (no older version).
+    for (domain, op, version), changes in steps.STEPS.items():
+        if schemas.versions(domain, op)[:1] == [version]:
+            rows.append((version, domain or "ai.onnx", op, "—", "new operator",
+                         "; ".join(c.describe() for c in changes)))
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
     out = ["# Operator version steps and what the converter does",
            "",

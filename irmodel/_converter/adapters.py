@@ -215,6 +215,15 @@ def resize_11_13_up(w: NodeWork, s: Scope, step: StepInfo) -> None:
 
 # -- Gemm, Pad, BatchNormalization, GRU, pooling, quantization -----------------------------
 
+def gemm_matrices(w: NodeWork, s: Scope, step: StepInfo) -> None:
+    """Across 7, either way: how C broadcasts changed, against the (M, N) that A and B give,
+    so A and B must be matrices (as every Gemm requires; onnx's converter refuses here too)."""
+    for i, what in ((0, "A"), (1, "B")):
+        r = s.rank(w.input(i))
+        if r is not None and r != 2:
+            raise StepRefused("V003", f"input {what} has rank {r}; Gemm multiplies matrices (rank 2)")
+
+
 def gemm_c_optional_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
     """Down from 11: C is required before; a zero of A's type stands in."""
     if w.input(2):

@@ -240,18 +240,25 @@ class OutputAdded(Change):
 def add_constant(w: NodeWork, s: Scope, values, elem_type: int, base: str, version: int,
                  scalar: bool = False) -> str:
     """A constant holding ``values`` for ``w`` (a Constant node added before it, or an
-    initializer of the graph); returns its name."""
+    initializer of the graph); returns its name.  ``values`` may be a numpy array (any
+    shape; ``elem_type`` is then its own)."""
     from .. import helper  # noqa: PLC0415
 
-    if scalar:
-        values = [values]
-    elif isinstance(values, (list, tuple)):
-        values = list(values)
-    else:
-        values = [values]  # a single attribute value becomes a 1-element tensor (TopK's k)
     name = s.fresh(base)
-    dims = [] if scalar else [len(values)]
-    tensor = helper.make_tensor(name, elem_type, dims, values)
+    if hasattr(values, "dtype"):
+        from ..tensors import from_array  # noqa: PLC0415
+
+        tensor = from_array(values, name)
+        elem_type = tensor.data_type
+    else:
+        if scalar:
+            values = [values]
+        elif isinstance(values, (list, tuple)):
+            values = list(values)
+        else:
+            values = [values]  # a single attribute value becomes a 1-element tensor (TopK's k)
+        dims = [] if scalar else [len(values)]
+        tensor = helper.make_tensor(name, elem_type, dims, values)
     # A Constant node, as onnx's converter adds; an initializer where the Constant operator
     # in force cannot hold the type (Constant-1 is float-only, up to opset 8).
     if version >= 9 or elem_type in (1, 10, 11) or not s.add_initializer(tensor):

@@ -124,6 +124,8 @@ class NodeConverter:
                 step = StepInfo(op, domain, schemas.schema(domain, op, cur), schemas.schema(domain, op, v))
                 for change in changes_of(domain, op, v):
                     change.up(w, scope, step)
+                if w.removed:  # replaced by the nodes a rewrite added
+                    break
                 if w.op_type != op:  # replaced by another operator (Upsample -> Resize)
                     return self._finish_replaced(w, domain, v, dst, scope, depth)
                 if step.new.deprecated:
@@ -140,6 +142,8 @@ class NodeConverter:
                     first = schemas.schema(domain, op, v)
                     for change in reversed(changes_of(domain, op, v)):
                         change.down(w, scope, StepInfo(op, domain, first, first))
+                    if w.removed:
+                        break
                     if w.op_type != op:
                         return self._finish_replaced(w, domain, v - 1, dst, scope, depth)
                     return self._decompose(w, domain, v, dst, scope, depth)
@@ -147,6 +151,8 @@ class NodeConverter:
                 step = StepInfo(op, domain, schemas.schema(domain, op, prev), schemas.schema(domain, op, v))
                 for change in reversed(changes_of(domain, op, v)):
                     change.down(w, scope, step)
+                if w.removed:
+                    break
                 if w.op_type != op:  # replaced by an older operator (ScatterElements -> Scatter)
                     return self._finish_replaced(w, domain, prev, dst, scope, depth)
                 cur = prev
@@ -327,4 +333,47 @@ def convert_model(model, targets: dict[str, int], report: Report | None = None):
             domain = schemas.domain_key(entry.domain)
             if domain in targets and entry.version != targets[domain]:
                 entry.version = targets[domain]
+    _complete_output_types(out)
     return out
+
+
+def _incomplete(vi) -> bool:
+    """Does a main-graph output leave out what the checker requires of it (a type; a
+    tensor's element type and shape)?"""
+    if not vi.HasField("type"):
+        return True
+    tp = vi.type
+    if tp.WhichOneof("value") != "tensor_type":
+        return False
+    return not (tp.tensor_type.HasField("elem_type") and tp.tensor_type.HasField("shape"))
+
+
+def _complete_output_types(model) -> None:
+    """Give the main graph's outputs the type and shape that inference finds where they
+    declare none, as onnx's converter does (it infers the model's shapes first and writes
+    each graph output's inferred type back): onnx's tests check the converted model,
+    which holds a main-graph output to an element type and a shape.  What an output
+    declares is kept; inference runs only when an output is incomplete, and where it
+    fails or finds nothing the output stays as it was (the model was incomplete before)."""
+    if not model.HasField("graph") or not any(_incomplete(vi) for vi in model.graph.output):
+        return
+    from ..inference import infer_shapes  # noqa: PLC0415
+
+    try:
+        inferred = {vi.name: vi for vi in infer_shapes(model).graph.output}
+    except Exception:  # noqa: BLE001 - a help, never a requirement (the input need not be complete)
+        return
+    for vi in model.graph.output:
+        found = inferred.get(vi.name)
+        if not _incomplete(vi) or found is None or not found.HasField("type"):
+            continue
+        if not vi.HasField("type"):
+            vi.type = found.type
+            continue
+        have, got = vi.type.tensor_type, found.type.tensor_type
+        if found.type.WhichOneof("value") != "tensor_type":
+            continue
+        if not have.HasField("elem_type") and got.HasField("elem_type"):
+            have.elem_type = got.elem_type
+        if not have.HasField("shape") and got.HasField("shape"):
+            have.shape = got.shape

@@ -50,7 +50,9 @@ def coerced_2d_down(w: NodeWork, s: Scope, step: StepInfo) -> None:
         w.set("axis", -1)
         return
     r = s.need_rank(w.input(0), f"axis={axis} is not known to be the last axis")
-    a = axis % r if r else 0
+    if not -r <= axis < r:  # a rank-0 input has no axis at all
+        raise StepRefused("V003", f"axis={axis} is not an axis of the rank-{r} input")
+    a = axis % r
     if a == r - 1:
         w.set("axis", r - 1)
         return

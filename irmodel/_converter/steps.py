@@ -15,6 +15,7 @@ Read it like the changelog: opset by opset.
 from __future__ import annotations
 
 from . import adapters as a
+from . import emulations as e
 from . import rewrites as r
 from .changes import (ABSENT, ANY, FLOAT, INT64, ONES, AttrAdded, AttrRemoved, AttrRenamed,
                       AttrToInput, AttrValuesAdded, Change, Code, InputAdded, NegativeAxes,
@@ -66,7 +67,7 @@ _at(6, ("Abs", "Add", "Ceil", "Clip", "Div", "Dropout", "Elu", "Exp", "Floor", "
     AttrRemoved("consumed_inputs"))
 _at(6, "BatchNormalization", AttrRemoved("consumed_inputs", down_value=[0, 0]))
 _at(6, "Cast", Code(a.cast_to_int_up, a.cast_to_int_down, "'to' is a type number, was a name"))
-_at(6, "Tile", Refused("Tile-1 (tiles and axis inputs) and Tile-6 (repeats) are not converted"))
+_at(6, "Tile", Code(e.tile_up, e.tile_down, "tiles and axis (one axis) became repeats (every axis)"))
 _same(6, "Gemm", "Gemm-6 only dropped the legacy consumed_inputs-free spelling; same attributes")
 
 # -- opset 7 -----------------------------------------------------------------------------------
@@ -75,7 +76,8 @@ _at(7, _BROADCASTING, AttrRemoved("axis"), AttrRemoved("broadcast"),
 # (legacy_broadcast_up reads broadcast/axis, so it runs before they are removed)
 for _op in _BROADCASTING:
     STEPS[(ONNX, _op, 7)] = STEPS[(ONNX, _op, 7)][2:] + STEPS[(ONNX, _op, 7)][:2]
-_at(7, "Gemm", AttrRemoved("broadcast", down_value=1))
+_at(7, "Gemm", AttrRemoved("broadcast", down_value=1),
+    Code(a.gemm_matrices, a.gemm_matrices, "C broadcasts unidirectionally to (M, N)"))
 _at(7, ("BatchNormalization", "Dropout"), AttrRemoved("is_test", down_value=1))
 _at(7, ("GRU", "LSTM", "RNN"), AttrRemoved("output_sequence"))
 _at(7, "AveragePool", AttrAdded("count_include_pad", old=0))
@@ -103,6 +105,7 @@ _at(10, "Slice", AttrToInput("starts", 1), AttrToInput("ends", 2), AttrToInput("
     Code(None, a.slice_steps_down, "input 'steps' added"))
 _at(10, "TopK", AttrToInput("k", 1, single=True))
 _same(10, "Dropout", "the mask output's type is bool (was T)")
+_at(10, "Mod", Code(None, e.mod_down, "new: below 10 computed in double where that is exact"))
 
 # -- opset 11 ----------------------------------------------------------------------------------
 _at(11, ("ArgMax", "ArgMin"), NegativeAxes("axis", default=0))
@@ -122,6 +125,7 @@ _at(11, "Scatter", Code(r.scatter_to_elements_up, None, "deprecated: ScatterElem
 _at(11, "ScatterElements", Code(None, r.elements_to_scatter_down, "below 11 it is Scatter-9"))
 _at(11, "TopK", AttrAdded("largest", old=1), AttrAdded("sorted", old=1))
 _at(11, "Gemm", Code(None, a.gemm_c_optional_down, "input C became optional"))
+_at(11, "Equal", Code(None, e.equal_floats_down, "floating-point types (were bool and integers)"))
 _at(11, "DepthToSpace", AttrAdded("mode", old="DCR"))
 _at(11, "Constant", AttrAdded("sparse_value", old=ABSENT))
 _same(11, ("AveragePool", "MaxPool", "Conv", "ConvTranspose", "LpPool", "MaxUnpool"),
@@ -132,7 +136,8 @@ _same(11, "OneHot", "negative indices and axis documented (OneHot-9 computes the
 _same(11, "Slice", "negative axes in the axes input (an input: not checked)")
 
 # -- opset 12 ----------------------------------------------------------------------------------
-_at(12, ("ArgMax", "ArgMin"), AttrAdded("select_last_index", old=0))
+_at(12, ("ArgMax", "ArgMin"), AttrAdded("select_last_index", old=0),
+    Code(None, e.select_last_index_down, "select_last_index=1: the input reversed along the axis"))
 _at(12, "Constant", Code(None, a.constant_values_down, "value_float(s), value_int(s), value_string(s)"))
 _at(12, "Dropout", AttrToInput("ratio", 1, elem=FLOAT, scalar=True, as_float=True),
     InputAdded(2, "training_mode"), AttrAdded("seed", old=ANY),
@@ -154,6 +159,7 @@ _same(13, "NegativeLogLikelihoodLoss", "the wording of reduction and weights")
 _at(14, ("GRU", "LSTM", "RNN"), AttrAdded("layout", old=0))
 _at(14, "Reshape", AttrAdded("allowzero", old=0))
 _at(14, "BatchNormalization", Code(a.batchnorm_14_up, a.batchnorm_14_down, "training outputs"))
+_at(14, "Trilu", Code(None, e.trilu_down, "new: below 14 a Where over a mask of the last two axes"))
 
 # -- opset 15-16 ---------------------------------------------------------------------------------
 _at(15, "Shape", Code(None, r.shape_slice_down, "start and end"))
@@ -168,7 +174,8 @@ _at(18, "Pad", Code(None, a.pad_axes_down, "input 'axes'"))
 _at(18, "LpPool", AttrAdded("ceil_mode", old=0), AttrAdded("dilations", old=ONES))
 _at(18, "OptionalHasElement", Code(None, a.optional_input_required_down, "input optional"))
 _at(18, ("ScatterElements", "ScatterND"), AttrValuesAdded("reduction", ("max", "min")))
-_at(18, "Resize", AttrAdded("antialias", old=0), AttrAdded("axes", old=ABSENT),
+_at(18, "Resize", AttrAdded("antialias", old=0),
+    Code(None, e.resize_axes_down, "axes: roi, scales or sizes for the named axes only"),
     AttrAdded("keep_aspect_ratio_policy", old="stretch"))
 
 # -- opset 19 ----------------------------------------------------------------------------------
@@ -186,8 +193,8 @@ _at(20, "GridSample", Code(a.grid_sample_up, a.grid_sample_down, "N-d; modes ren
 # -- opset 21 ----------------------------------------------------------------------------------
 _at(21, "DequantizeLinear", AttrAdded("block_size", old=0))
 _at(21, "QuantizeLinear", AttrAdded("block_size", old=0), AttrAdded("output_dtype", old=0))
-_at(21, "GroupNormalization", Refused("scale and bias are per group in version 18 and per "
-                                      "channel from 21 on; not converted"))
+_at(21, "GroupNormalization", Code(e.group_norm_up, e.group_norm_down,
+                                   "scale and bias per channel (were per group); stash_type"))
 
 # -- opset 23-25 ---------------------------------------------------------------------------------
 _at(23, "DequantizeLinear", AttrAdded("output_dtype", old=0))
@@ -208,8 +215,8 @@ _same(16, ("ScatterElements", "ScatterND"), "")
 _same(20, "GridSample", "")
 
 # -- ai.onnx.ml ----------------------------------------------------------------------------------
-_at(2, "LabelEncoder", Refused("LabelEncoder-1 (classes_strings) and LabelEncoder-2 (keys and "
-                               "values) are not converted"), domain=ML)
+_at(2, "LabelEncoder", Code(e.label_encoder_up, e.label_encoder_down,
+                           "classes_strings (string <-> index) became a map of keys to values"), domain=ML)
 _at(4, "LabelEncoder", AttrAdded("keys_tensor", old=ABSENT), AttrAdded("values_tensor", old=ABSENT),
     AttrAdded("default_tensor", old=ABSENT), domain=ML)
 for _op in ("TreeEnsembleClassifier", "TreeEnsembleRegressor"):

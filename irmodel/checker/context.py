@@ -35,22 +35,26 @@ class CheckerContext:
     (False inside subgraphs: their inputs and outputs need no types), ``model_dir``
     (external data locations are relative to it; "" is the current directory, as the
     reference has it for a model given in memory), ``skip_opset_compatibility_check`` and
-    ``check_custom_domain`` (see `check_model`).
+    ``check_custom_domain`` (see `check_model`).  ``reference_dir`` is the directory the
+    reference resolves locations against when it differs from ``model_dir`` ("" for a
+    message, which irmodel resolves against the directory it was loaded from): it decides
+    only which locations name arrays in memory (`external.in_memory`).
     """
 
     __slots__ = ("ir_version", "opset_imports", "is_main_graph", "model_dir",
-                 "skip_opset_compatibility_check", "check_custom_domain")
+                 "skip_opset_compatibility_check", "check_custom_domain", "reference_dir")
 
     def __init__(self, ir_version: int = -1, opset_imports: dict | None = None, *,
                  is_main_graph: bool = True, model_dir: str = "",
                  skip_opset_compatibility_check: bool = False,
-                 check_custom_domain: bool = False) -> None:
+                 check_custom_domain: bool = False, reference_dir: str | None = None) -> None:
         self.ir_version = ir_version
         self.opset_imports = dict(opset_imports or {})
         self.is_main_graph = is_main_graph
         self.model_dir = model_dir
         self.skip_opset_compatibility_check = skip_opset_compatibility_check
         self.check_custom_domain = check_custom_domain
+        self.reference_dir = reference_dir
 
     def copy(self, **changes) -> "CheckerContext":
         new = CheckerContext.__new__(CheckerContext)

@@ -3,6 +3,14 @@
 A location is a relative path inside the model's directory, without ``..``, naming a
 regular file that is neither a symbolic link nor hard-linked, and that does not resolve
 outside the directory through a symlinked parent.  No file is opened or read.
+
+A path that starts with ``#`` names no file: onnx's ``model_container`` keeps its large
+arrays in memory under such locations, and the reference's checker, like ours, holds them
+to the lexical rules and the symbolic-link rule only.  As there, what starts with ``#`` is
+the path the location makes (the model's directory joined with the normalised location),
+so this applies to a model checked in memory (whatever directory it was loaded from: onnx
+resolves a message's locations against the current directory) or from a file in the
+current directory, not to a file checked by its path in another directory.
 """
 
 from __future__ import annotations
@@ -14,11 +22,12 @@ import stat
 from .problems import short
 
 
-def location_problem(base_dir: str, location) -> tuple[str, str] | None:
+def location_problem(base_dir: str, location, reference_dir: str | None = None) -> tuple[str, str] | None:
     """``(code, explanation)`` for the first rule ``location`` breaks, or None.
 
     ``base_dir`` "" means the current directory (a model checked in memory, as the
-    reference does).
+    reference does).  ``reference_dir`` (None: ``base_dir``) is the directory the
+    reference would resolve ``location`` against, which decides `in_memory`.
     """
     if not isinstance(location, str):  # a proto2 string that is not UTF-8
         location = bytes(location).decode("utf-8", "surrogateescape")
@@ -37,6 +46,8 @@ def location_problem(base_dir: str, location) -> tuple[str, str] | None:
         st = None
     if st is not None and stat.S_ISLNK(st.st_mode):
         return "X704", f"{short(path)!r} is a symbolic link"
+    if in_memory(base_dir if reference_dir is None else reference_dir, location):
+        return None
     try:
         base_real = os.path.realpath(base_dir or os.curdir)
         real = os.path.realpath(path)
@@ -51,6 +62,13 @@ def location_problem(base_dir: str, location) -> tuple[str, str] | None:
     if st.st_nlink > 1:
         return "X707", f"{short(path)!r} has {st.st_nlink} hard links"
     return None
+
+
+def in_memory(base_dir: str, location: str) -> bool:
+    """Whether ``location`` under ``base_dir`` makes a path starting with ``#``: the name of
+    an array kept in memory (onnx's ``model_container``), not of a file."""
+    made = os.path.join(base_dir, posixpath.normpath(location)) if base_dir else posixpath.normpath(location)
+    return made.startswith("#")
 
 
 # The reference's wording for each location rule ({t}: tensor name, {loc}: location,
@@ -69,9 +87,10 @@ ONNX_WORDING = {
 }
 
 
-def check_location(report, base_dir: str, location, tensor_name, path: str, node=None) -> None:
+def check_location(report, base_dir: str, location, tensor_name, path: str, node=None,
+                   reference_dir: str | None = None) -> None:
     """Report the location rule ``location`` breaks, if any, at ``path``."""
-    found = location_problem(base_dir, location)
+    found = location_problem(base_dir, location, reference_dir)
     if found is None:
         return
     code, why = found

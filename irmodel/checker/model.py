@@ -149,11 +149,12 @@ def check_model(model, full_check: bool = False, skip_opset_compatibility_check:
 
         path = os.fspath(model)
         model = load(path, load_external_data=False)
-        model_dir = os.path.dirname(path)
+        model_dir = reference_dir = os.path.dirname(path)
     else:
         model = _message(model, "ModelProto")
         model_dir = loaded_from_dir(model) or ""
-    ctx = CheckerContext(model_dir=model_dir,
+        reference_dir = ""  # onnx checks a message as if it lay in the current directory
+    ctx = CheckerContext(model_dir=model_dir, reference_dir=reference_dir,
                          skip_opset_compatibility_check=skip_opset_compatibility_check,
                          check_custom_domain=check_custom_domain)
     run = _Run()

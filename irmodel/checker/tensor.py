@@ -173,7 +173,7 @@ def _check_external(report, t, ctx, path, node, name, present) -> None:
         if entry.HasField("key") and entry.HasField("value") and entry.key == "location":
             has_location = True
             check_location(report, ctx.model_dir, entry.value, t.name,
-                           f"{path}.external_data[{i}]", node)
+                           f"{path}.external_data[{i}]", node, ctx.reference_dir)
     if not has_location:
         report.add("T611", path, f"TensorProto ( tensor name: {name}) is stored externally but doesn't "
                                  "have a location.", node)

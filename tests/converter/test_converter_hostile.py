@@ -50,3 +50,18 @@ def test_node_tests_with_attributes_of_the_wrong_type_are_reported(node_corpus):
                     n.attribute[0] = helper.make_attribute(n.attribute[0].name, value)
             for target in (7, 12, 21):
                 _converts_or_reports(m, target)
+
+
+@pytest.mark.parametrize("dims, axis", [([], -1), ([], 0), ([2, 3], 2), ([2, 3], -3)])
+def test_softmax_down_from_13_with_an_axis_the_input_does_not_have_is_reported(dims, axis):
+    """Found by the loose models above: a rank-0 input (no axis at all) indexed an empty
+    permutation; an axis past the rank was taken modulo the rank."""
+    from irmodel import TensorProto, helper
+
+    g = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], axis=axis)], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    with pytest.raises(vc.ConversionError) as info:
+        vc.convert_version(m, 12)
+    assert [p.code for p in info.value.problems] == ["V003"]

@@ -31,8 +31,9 @@ def test_every_step_that_is_not_type_only_has_an_entry():
 def test_table_names_only_real_steps():
     """Every entry is a step of the schemas (no typo in an op name or a version)."""
     real = {(d, op, new) for d, op, _, new in schemas.all_steps()}
-    firsts = {(d, op, schemas.versions(d, op)[0]) for d, op, _, _ in schemas.all_steps()}
-    extra = [k for k in list(steps.STEPS) + list(steps.REVIEWED) if k not in real and k not in firsts]
+    # an entry at an operator's first version says how to go below it (Trilu, Mod)
+    extra = [k for k in list(steps.STEPS) + list(steps.REVIEWED)
+             if k not in real and schemas.versions(k[0], k[1])[:1] != [k[2]]]
     assert extra == []
 
 
