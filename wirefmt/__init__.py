@@ -27,7 +27,7 @@ _LAZY = {
     "items_in_buffer": "message",
     "Field": "reader", "iter_fields": "reader", "read_field": "reader", "read_tag": "reader",
     "skip_group": "reader", "unpack_fixed": "reader", "unpack_varints": "reader",
-    "use_generated_scanners": "scan", "ScanHints": "scangen",
+    "use_generated_scanners": "scan", "wrap_generated_scanners": "scan", "ScanHints": "scangen",
     "EnumSpec": "schema", "FieldSpec": "schema", "MessageSpec": "schema", "Registry": "schema",
     "encode_varint": "varint", "read_varint": "varint", "zigzag_decode": "varint", "zigzag_encode": "varint",
     "SpanCopier": "writer", "StreamWriter": "writer", "encode_packed_body": "writer", "encode_scalar": "writer",
@@ -53,6 +53,7 @@ __all__ = [
     "Field", "iter_fields", "read_field", "read_tag", "skip_group", "unpack_fixed", "unpack_varints",
     "EnumSpec", "FieldSpec", "MessageSpec", "Registry", "encode_varint", "read_varint",
     "zigzag_decode", "zigzag_encode", "SpanCopier", "StreamWriter", "encode_packed_body",
-    "encode_scalar", "tag", "Message", "build_classes", "EnumType", "use_generated_scanners", "ScanHints",
+    "encode_scalar", "tag", "Message", "build_classes", "EnumType", "use_generated_scanners",
+    "wrap_generated_scanners", "ScanHints",
     "exact_span", "item_spans", "items_in_buffer", "dumps_message", "write_message", "to_dict", "from_dict",
 ]
