@@ -92,29 +92,13 @@ def instrument_generated_scanners() -> None:
     """Instrument wirefmt's generated scan functions: every one now, and any made later.
 
     The scanners are compiled from generated source (or loaded from the code cache) on
-    the first decode of each message type, so no import hook instruments them.  Each
-    class's two scanners are built here (the types a model can hold are all built at
-    import), each instrumented with ``atheris.instrument_func``; `wirefmt.scan`'s
-    ``build_scanner`` is wrapped so that a class built later gets instrumented scanners too.
+    the first decode of each message type, so no import hook instruments them; wirefmt
+    hands each one, as it makes it, to the function given to its public hook
+    `wirefmt.wrap_generated_scanners`, here ``atheris.instrument_func``.
     """
-    from wirefmt import scan  # noqa: PLC0415
+    import wirefmt  # noqa: PLC0415
 
-    build = scan.build_scanner
-    if getattr(build, "instrumented_by_harness", False):
-        return
-
-    def build_instrumented(*args, **kwargs):
-        return atheris.instrument_func(build(*args, **kwargs))
-
-    build_instrumented.instrumented_by_harness = True
-    scan.build_scanner = build_instrumented
-    for ref in list(scan._built):
-        cls = ref()
-        if cls is None or "_make_child" not in cls.__dict__:
-            continue
-        scan._built_make_child(cls)
-        if cls.__dict__["_scan_into"].__func__ is scan._first_scan_into:
-            cls._scan_into = staticmethod(build_instrumented(cls, cls._registry, scan._SCANNER_HELPERS, "scan"))
+    wirefmt.wrap_generated_scanners(atheris.instrument_func)
 
 
 _wire = None

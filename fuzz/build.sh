@@ -5,11 +5,18 @@
 # <target>_seed_corpus.zip (built by fuzz/make_seed_corpus.py), <target>.dict and <target>.options.
 # fuzz/oss_fuzz_local.py runs this script on a machine without the image
 # (IRMODEL_FUZZ_SKIP_INSTALL=1: the checkout is read in place, not pip-installed).
+#
+# The harnesses are compiled $IRMODEL_FUZZ_JOBS at a time (default: one per core).  Each
+# PyInstaller run is one single-threaded process that analyses and compresses the same
+# ~150 MB of numpy, atheris and Python for every fuzzer: nothing is shared between the
+# five runs, so running them side by side is what shortens the build.
 cd "$(dirname "$0")/.."
 if [ -z "${IRMODEL_FUZZ_SKIP_INSTALL:-}" ]; then
   pip3 install .
 fi
-for fuzzer in fuzz/fuzz_*.py; do
+
+compile_one() {
+  local fuzzer=$1 name excludes
   name=$(basename "$fuzzer" .py)
   # The harnesses import every module of irmodel and wirefmt (fuzz/_harness.import_all) and
   # irmodel reads opschemas.json: collect them all.  --paths: _harness.py and the checkout.
@@ -27,5 +34,9 @@ for fuzzer in fuzz/fuzz_*.py; do
     --collect-all irmodel --collect-all wirefmt $excludes
   cp fuzz/onnx.dict "$OUT/$name.dict"
   sed "s/^dict = onnx.dict/dict = $name.dict/" fuzz/fuzz.options > "$OUT/$name.options"
-done
+}
+export -f compile_one
+
+# xargs exits non-zero if any compile failed, which stops this script (bash -e).
+printf '%s\n' fuzz/fuzz_*.py | xargs -P "${IRMODEL_FUZZ_JOBS:-$(nproc)}" -I{} bash -eu -c 'compile_one "$1"' _ {}
 python3 fuzz/make_seed_corpus.py "$OUT"

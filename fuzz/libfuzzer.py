@@ -55,6 +55,7 @@ class Run:
     artifacts: list = field(default_factory=list)
     tail: str = ""
     startup: float = 0.0  # seconds from the process's start to libFuzzer's (instrumenting, mostly)
+    stopped: bool = False  # ended by ``stop`` (SIGTERM) before its time was up
 
     @property
     def inited(self) -> Status | None:
@@ -78,12 +79,15 @@ def harness_command(harness: str, python: str = sys.executable) -> list:
 
 def run_harness(command: list, harness: str, corpus_dirs: list, seconds: float, *, artifact_dir: str,
                 flags: list | None = None, nice: int = 0, env: dict | None = None, cwd: str | None = None,
-                log=None) -> Run:
+                log=None, stop=None) -> Run:
     """Run ``command`` (a harness or a built fuzzer) under libFuzzer for ``seconds``.
 
     ``corpus_dirs``: the first is where libFuzzer writes the inputs it keeps; the others
     are read only (seeds).  Crashes go to ``artifact_dir``.  ``log``, when given, gets
-    every line of libFuzzer's output.
+    every line of libFuzzer's output.  ``stop``, when given, is asked with every status
+    line and the ``INITED`` one (or None before it); once it says yes the fuzzer is sent
+    SIGTERM (libFuzzer's "run interrupted"), so a check that has seen what it needs ends
+    there rather than at ``seconds``.
     """
     os.makedirs(artifact_dir, exist_ok=True)
     before = set(os.listdir(artifact_dir))
@@ -94,6 +98,8 @@ def run_harness(command: list, harness: str, corpus_dirs: list, seconds: float, 
         "-print_final_stats=1", *(flags or []), *corpus_dirs]
     start = fuzz_start = time.monotonic()
     statuses, lines = [], []
+    inited = None
+    stopped = False
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd, text=True,
                           errors="replace") as proc:
         assert proc.stdout is not None
@@ -104,6 +110,10 @@ def run_harness(command: list, harness: str, corpus_dirs: list, seconds: float, 
             if s is not None:
                 s.at = round(time.monotonic() - fuzz_start, 1)
                 statuses.append(s)
+                inited = s if s.event == "INITED" else inited
+                if stop is not None and not stopped and stop(s, inited):
+                    stopped = True
+                    proc.terminate()
             elif not line.startswith("INFO: Instrumenting"):
                 lines.append(line.rstrip("\n"))
                 del lines[:-40]
@@ -112,7 +122,8 @@ def run_harness(command: list, harness: str, corpus_dirs: list, seconds: float, 
         returncode = proc.wait()
     artifacts = sorted(set(os.listdir(artifact_dir)) - before)
     return Run(harness, returncode, round(time.monotonic() - fuzz_start, 1), statuses,
-               [os.path.join(artifact_dir, a) for a in artifacts], "\n".join(lines), round(fuzz_start - start, 1))
+               [os.path.join(artifact_dir, a) for a in artifacts], "\n".join(lines), round(fuzz_start - start, 1),
+               stopped)
 
 
 def unzip_seeds(zip_path: str, into: str) -> int:

@@ -1,6 +1,6 @@
 """The OSS-Fuzz build and run of fuzz/, on this machine, without Docker.
 
-    python fuzz/oss_fuzz_local.py WORKDIR [--seconds 3] [--only fuzz_decode ...] [--no-run]
+    python fuzz/oss_fuzz_local.py WORKDIR [--seconds 3] [--no-run]
 
 What the ``base-builder-python`` image does for a Python project, done here: ``$SRC``,
 ``$WORK`` and ``$OUT`` under WORKDIR, and on ``PATH`` a ``compile_python_fuzzer`` that does

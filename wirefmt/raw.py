@@ -110,7 +110,7 @@ class _GroupExtents(dict):
             return known
         stack = [(number, pos)]
         while True:
-            if depth + len(stack) > MAX_DEPTH:
+            if depth + len(stack) - 1 > MAX_DEPTH:  # as skip_group counts: ``depth`` is the group's level
                 raise DecodeError(f"nesting deeper than {MAX_DEPTH}", pos)
             if pos >= end:
                 raise DecodeError(f"group {stack[-1][0]} is not closed", pos)

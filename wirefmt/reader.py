@@ -77,10 +77,16 @@ def skip_group(buf: Buffer, pos: int, end: int, number: int, depth: int) -> tupl
 
     Returns ``(body_end, pos_after_end_tag)``.  Iterative, so a deeply nested group
     raises DecodeError at ``MAX_DEPTH`` rather than exhausting the Python stack.
+
+    ``depth`` is the nesting level of this group itself: its holder's depth plus one,
+    as `read_field` passes it.  Levels are counted as protobuf counts them (C++ and upb
+    alike): every message and every group, known or unknown, is one level below what
+    holds it, the root message is level 0, and level `MAX_DEPTH` is the deepest read.
+    So 100 groups nested at the root are read and 101 are refused.
     """
     stack = [number]
     while True:
-        if depth + len(stack) > MAX_DEPTH:
+        if depth + len(stack) - 1 > MAX_DEPTH:  # the innermost open group's level
             raise DecodeError(f"nesting deeper than {MAX_DEPTH}", pos)
         if pos >= end:
             raise DecodeError(f"group {stack[-1]} is not closed", pos)

@@ -538,6 +538,36 @@ def __getattr__(name: str) -> Callable:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+#: What every generated scan function passes through as it is made; see `wrap_generated_scanners`.
+_wrap: Callable | None = None
+
+
+def wrap_generated_scanners(wrap: Callable[[Callable], Callable] | None) -> None:
+    """Pass every generated scan function through ``wrap`` (None: no longer).
+
+    The generated functions are compiled (or loaded from the code cache) at run time, so
+    no import hook sees them: a coverage-guided fuzzer that must instrument them (atheris:
+    ``wrap_generated_scanners(atheris.instrument_func)``) gets each one here, as it is made.
+    Both scanners of every class built so far are made now, through ``wrap`` (the types
+    a process reads are all built when their layer is imported), so the cost comes at
+    start-up rather than in the first input; those made later go through it as they are
+    made.  Classes switched to the generic loop (`use_generated_scanners`) keep it.
+    """
+    global _wrap
+    _wrap = wrap
+    _built[:] = [r for r in _built if r() is not None]
+    for ref in _built:
+        cls = ref()
+        if cls is not None and cls.__dict__["_scan_into"].__func__ is not _generic_scan_into:
+            cls._make_child = staticmethod(_build(cls, "make_child"))
+            cls._scan_into = staticmethod(_build(cls, "scan"))
+
+
+def _build(cls, which: str) -> Callable:
+    fn = build_scanner(cls, cls._registry, _SCANNER_HELPERS, which)
+    return fn if _wrap is None else _wrap(fn)
+
+
 def _first_make_child(cls, parent, start: int, end: int, key: str, idx: int = HELD):
     # A caller may hold this stub in a local across many calls: generate only once.
     return _built_make_child(cls)(cls, parent, start, end, key, idx)
@@ -546,7 +576,7 @@ def _first_make_child(cls, parent, start: int, end: int, key: str, idx: int = HE
 def _built_make_child(cls) -> Callable:
     """``cls._make_child``, generated now if ``cls`` still has the first-call stub."""
     if cls.__dict__["_make_child"].__func__ is _first_make_child:
-        cls._make_child = staticmethod(build_scanner(cls, cls._registry, _SCANNER_HELPERS, "make_child"))
+        cls._make_child = staticmethod(_build(cls, "make_child"))
     return cls._make_child
 
 
@@ -556,5 +586,5 @@ _containers.first_make_child[:] = [_first_make_child, _built_make_child]
 def _first_scan_into(msg, src, mv, pos: int, end: int) -> None:
     cls = type(msg)
     if cls.__dict__["_scan_into"].__func__ is _first_scan_into:
-        cls._scan_into = staticmethod(build_scanner(cls, cls._registry, _SCANNER_HELPERS, "scan"))
+        cls._scan_into = staticmethod(_build(cls, "scan"))
     cls._scan_into(msg, src, mv, pos, end)
