@@ -235,6 +235,12 @@ class _Counter:
         self.done += len(part)
         self.progress(self.done, self.total)
 
+    def skip(self, n: int) -> None:
+        """Count ``n`` bytes that were not written (a hole kept a hole)."""
+        if n and self.progress is not None:
+            self.done += n
+            self.progress(self.done, self.total)
+
 
 def _write_data_file(files, path: str, items: list, checksum: bool,
                      counter: _Counter | None = None) -> list:
@@ -414,12 +420,16 @@ def save_with_external_data(model: Any, f: str | os.PathLike[str] | BinaryIO, al
 # -- copying -------------------------------------------------------------------------------
 
 def copy_external_data(model: Any, base_dir: str, target_dir: str, *, model_path: str | None = None,
-                       protect: Iterable[str] = (), progress: Callable[[int, int], None] | None = None) -> int:
+                       protect: Iterable[str] = (), progress: Callable[[int, int], None] | None = None,
+                       tensors: Iterable[Any] | None = None) -> int:
     """Copy the data files of ``model``'s external tensors from ``base_dir`` to ``target_dir``.
 
     For saving a model unchanged in another directory: each file is copied whole and
     byte for byte, so every location, offset and checksum in the model stays true and
-    the model's own bytes need no edit.  Every tensor is validated as a read validates
+    the model's own bytes need no edit; its holes stay holes (only the runs that hold
+    data are written: `_copy_keeping_holes`), so the copy costs what the file holds on
+    the disk, not its apparent size.  ``tensors``: the external tensors, when the caller
+    has found them already (`external_tensors`, perhaps with a ``pick``).  Every tensor is validated as a read validates
     it (`read_external_data`: location, links, bounds) before anything is written; each
     target is checked as `write_external_data_tensors` checks it (``model_path`` and
     ``protect`` included), and directories a location names are created inside
@@ -431,24 +441,56 @@ def copy_external_data(model: Any, base_dir: str, target_dir: str, *, model_path
     from .atomic import AtomicFiles  # noqa: PLC0415
 
     sources: dict = {}  # normalized source path -> (location, tensor name, _Mapped)
-    for tensor in external_tensors(model):
+    for tensor in external_tensors(model) if tensors is None else tensors:
         info = ExternalDataInfo(tensor)
         key = os.path.normpath(os.path.join(os.path.abspath(base_dir), info.location))
         if key not in sources:
             sources[key] = (info.location, info.tensor_name, _map_file(base_dir, info))
         _check_bounds(info, sources[key][2].size)
     copies = []
-    for location, name, mapped in sources.values():
+    for key, (location, name, mapped) in sources.items():
         _make_parent(target_dir, location, name)
         target = _checked_target(target_dir, location, name, model_path, protect)
         if not _is_file(target, mapped.ident):
-            copies.append((target, mapped))
-    counter = _Counter(progress, sum(mapped.size for _t, mapped in copies))
+            copies.append((target, mapped, key))
+    counter = _Counter(progress, sum(mapped.size for _t, mapped, _k in copies))
     with AtomicFiles() as pending:
-        for target, mapped in copies:
-            pending.write(target, lambda fh, view=mapped.view: _stream(fh, view, counter.tap(None)))
+        for target, mapped, key in copies:
+            pending.write(target, lambda fh, m=mapped, k=key: _copy_keeping_holes(fh, m, k, counter))
         pending.commit()
     return counter.total
+
+
+def _copy_keeping_holes(fh, mapped, source: str, counter: _Counter) -> None:
+    """Write the mapped data file ``mapped`` (at path ``source``) into ``fh`` byte for
+    byte, leaving its holes holes: only the runs `filecopy.data_ranges` finds are written,
+    and the output is extended to the full size.  The file is opened again only to ask
+    where its data is, and asked only if it is still the mapped file (else every byte is
+    written, from the mapping)."""
+    from .filecopy import data_ranges  # noqa: PLC0415
+
+    size = mapped.size
+    ranges: Iterable = ((0, size),) if size else ()
+    fd = None
+    try:
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) == mapped.ident and st.st_size == size:
+            ranges = data_ranges(fd, size)
+    except OSError:
+        pass  # (it was mapped: the mapping is what is copied, holes or not)
+    try:
+        written = 0
+        for start, end in ranges:
+            counter.skip(start - written)
+            fh.seek(start)
+            _stream(fh, mapped.view[start:end], counter.tap(None))
+            written = end
+        counter.skip(size - written)
+        fh.truncate(size)
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def _make_parent(target_dir: str, location: str, tensor_name: str) -> None:
