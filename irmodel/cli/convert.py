@@ -123,9 +123,10 @@ def _write_model(model, out: str, progress, done: int = 0) -> None:
     atomic_write(out, lambda fh: write_model(model, fh, durable=True, progress=lambda n: progress(done + n)))
 
 
-def _input_external_tensors(model, in_dir: str) -> tuple:
-    """``(tensors, nbytes)``: every external tensor of IN, validated and mapped, and the
-    bytes they hold.
+def _input_external_tensors(model, in_dir: str, copy: bool) -> tuple:
+    """``(tensors, nbytes)``: every external tensor of IN, validated, and the bytes to
+    read: for a copy, the data files' sizes (checked, not mapped: `data_file_sources`),
+    else the tensors' bytes (mapped, for inlining or moving).
 
     Run before anything is written, so that an `ExternalDataError` here is IN's fault
     (status 1) and leaves no output behind.  The nodes that cannot hold a tensor are
@@ -133,9 +134,12 @@ def _input_external_tensors(model, in_dir: str) -> tuple:
     without any is not made node by node; the list found here serves the copy too.
     """
     from .._files.external_data import external_tensors, read_external_data  # noqa: PLC0415
+    from .._files.external_write import data_file_sources  # noqa: PLC0415
     from .._wireview.holders import tensor_holders  # noqa: PLC0415
 
     tensors = list(external_tensors(model, tensor_holders))
+    if copy:
+        return tensors, sum(source.size for source in data_file_sources(tensors, in_dir))
     return tensors, sum(read_external_data(t, in_dir).nbytes for t in tensors)
 
 
@@ -180,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
     _check_convert_options(args)
     model, size = load_model(args.path)
     _check_output(args.out)
-    tensors, data = _input_external_tensors(model, model_dir(args.path))
+    copy = not (args.external_data or args.single_file)
+    tensors, data = _input_external_tensors(model, model_dir(args.path), copy)
     write = (_convert_external if args.external_data else
              _convert_single_file if args.single_file else _convert_copy)
     with progress_line("convert", size + data, fmt=human_bytes) as progress:

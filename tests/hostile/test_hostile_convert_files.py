@@ -225,3 +225,18 @@ def test_explain_json_is_the_same_document(tmp_path):
     assert status == 0, err
     expected = json.loads(json.dumps(json_ready(explain(irmodel.load(str(path))).as_dict())))
     assert json.loads(out) == expected
+
+
+def test_a_copy_maps_no_data_file(tmp_path, monkeypatch):
+    """The copy checks and copies the files through descriptors: a data file of many GiB
+    takes no address space (the sweep runs convert under RLIMIT_AS 2 GiB)."""
+    path = _sparse_model(tmp_path / "in")
+    os.mkdir(tmp_path / "out")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a data file was mapped")
+
+    monkeypatch.setattr(ed, "_map_file", refused)
+    status, _, err = run_cli(["convert", path, str(tmp_path / "out" / "m.onnx")])
+    assert status == 0, err
+    _assert_same_sparse_copy(str(tmp_path / "in" / hm.HOLE_FILE), str(tmp_path / "out" / hm.HOLE_FILE))
