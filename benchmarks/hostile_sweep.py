@@ -94,7 +94,7 @@ from wirefmt.errors import DecodeError
 try:
     {call}
 except (ValidationError, DecodeError) as exc:
-    print("irmodel error:", type(exc).__name__, file=sys.stderr)
+    print("irmodel error:", type(exc).__name__, ascii(str(exc)[:2000]), file=sys.stderr)
     sys.exit(1)
 except OSError as exc:
     print("OSError:", exc.errno, file=sys.stderr)
