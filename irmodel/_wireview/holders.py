@@ -35,7 +35,7 @@ def tensor_holders(container, depth: int) -> list | None:
 
     The fast paths' item threshold (`fastpath.FAST_FROM`) does not apply: it pays for
     loading a pattern, and `node_op` uses none; and one node may be the whole model
-    (300,000 attributes in one node cost 25 s as messages, 1 s read here)."""
+    (300,000 attributes in one node cost 25 s as messages, 0.6 s read here)."""
     if not fast_paths_on():
         return None
     found = items_in_buffer(container, "node")
