@@ -19,9 +19,10 @@ the issue: "exit 0, 1 or 2, within 10 s and 2 GiB, only irmodel's documented err
 Recorded per run: the exit status (or the signal: SIGXCPU is the CPU limit), the CPU
 seconds and the peak RSS of the child (``wait4``), whether its output holds a raw
 control character (a character that is not printable, but the newline), a Python
-traceback, or the words "internal error" (a bug reported as one: status 3, or wrapped in
-an InferenceError).  A run *passes* with status 0, 1 or 2, under both limits, clean
-output.
+traceback, the words "internal error" (a bug reported as one: status 3, or wrapped in
+an InferenceError), or running out of memory (a MemoryError, or status 2 "out of memory":
+the 2 GiB were reached).  A run *passes* with status 0, 1 or 2, under both limits,
+clean output.
 
 Prints a markdown table (a row per case, a cell per run: status, CPU s, peak MiB;
 failures in bold) and the list of failures; ``--write`` puts both in
@@ -116,12 +117,13 @@ class Outcome:
     control: bool  # a raw control character in stdout or stderr
     traceback: bool
     internal: bool  # "internal error" in the output: a bug reported as one (exit 3, or inside an error)
+    oom: bool  # out of memory (MemoryError, or the CLI's "out of memory"): the 2 GiB were not enough
     note: str = ""  # the last line of stderr, shortened, for a failure
 
     @property
     def passed(self) -> bool:
         return (self.status in (0, 1, 2) and self.cpu <= CPU_SECONDS and self.rss_mib <= ADDRESS_SPACE / 2**20
-                and not self.control and not self.traceback and not self.internal)
+                and not self.control and not self.traceback and not self.internal and not self.oom)
 
     def cell(self) -> str:
         what = str(self.status) if self.signal is None else signal.Signals(self.signal).name
@@ -132,6 +134,8 @@ class Outcome:
             text += " tb"
         if self.internal:
             text += " int"
+        if self.oom:
+            text += " oom"
         return text if self.passed else f"**{text}**"
 
 
@@ -169,7 +173,8 @@ def run_child(argv: list, scratch: str) -> Outcome:
     last = stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or [""]
     return Outcome(status, sig, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
                    _raw_control(stdout) or _raw_control(stderr), b"Traceback (most recent call last)" in stderr,
-                   b"internal error" in stdout.lower() or b"internal error" in stderr.lower(), last[0][:160])
+                   b"internal error" in stdout.lower() or b"internal error" in stderr.lower(),
+                   b"out of memory" in stderr.lower() or b"MemoryError" in stderr, last[0][:160])
 
 
 def _argv(run: str, model: str, out: str) -> list:
@@ -225,7 +230,7 @@ def report(results: dict, runs: list, small: bool) -> str:
             f"{total - len(failed)} of {total} runs pass (exit 0/1/2, <= {CPU_SECONDS} s CPU, "
             f"<= {ADDRESS_SPACE >> 30} GiB, clean output).  A cell: exit status (or signal), CPU seconds, "
             "peak RSS in MiB; `ctl`: a raw control character in the output, `tb`: a traceback, "
-            "`int`: \"internal error\" in the output.")
+            "`int`: \"internal error\" in the output, `oom`: out of memory (the limit was reached).")
     body = [head, "", table(results, runs)]
     if failed:
         body += ["", "Failures:", ""]

@@ -44,7 +44,7 @@ def test_a_small_sweep_gives_a_row_per_case_and_a_cell_per_run(tmp_path, monkeyp
 
 def test_a_child_over_the_memory_limit_or_with_a_raw_control_character_fails(tmp_path):
     big = sweep.run_child([sys.executable, "-c", "b = bytearray(3 << 30)"], str(tmp_path))
-    assert big.status == 1 and big.traceback and not big.passed  # MemoryError under RLIMIT_AS
+    assert big.status == 1 and big.traceback and big.oom and not big.passed  # MemoryError under RLIMIT_AS
     ctl = sweep.run_child([sys.executable, "-c", "print('a\\x1b[2Jb')"], str(tmp_path))
     assert ctl.status == 0 and ctl.control and not ctl.passed
     internal = sweep.run_child([sys.executable, "-c", "import sys; sys.exit('irmodel: internal error (a bug)')"],
