@@ -129,9 +129,10 @@ def _graph_children(graph, where: Where, pick: Pick | None) -> Iterator[Item]:
 
 def _depth(where: Where) -> int:
     """The nesting depth of the messages at ``where`` (a graph's: 1 for the main graph)."""
-    n = 0
-    while where is not None:
-        where = where[0]
+    n = 1
+    parent = where[0]
+    while parent is not None:
+        parent = parent[0]
         n += 1
     return n
 
