@@ -17,7 +17,7 @@ from wirefmt import DecodeError
 from .access import TENSOR_VALUE_FIELDS, decode_rest, present_data_fields, stored_count
 from .external import check_location
 from .problems import short
-from ..limits import MAX_SIZE
+from ..limits import MAX_SIZE, size_text
 
 # The one bound on sizes computed from a file's numbers (irmodel.limits).  The checker
 # multiplies dims in order, as the reference does, so that it reports the first of a
@@ -225,7 +225,7 @@ def _check_sparse(report, sp, ctx, path: str, node) -> None:
     indices = sp.indices
     ipath = f"{path}.indices"
     iname = short(indices.name)
-    before = len(report.problems)
+    before = report.found
     check_tensor(report, indices, ctx, ipath, node)
     if indices.data_type != _INT64:
         report.add("S805", ipath, f"Sparse tensor indices ({iname}) must have INT64 type. "
@@ -249,7 +249,7 @@ def _check_sparse(report, sp, ctx, path: str, node) -> None:
         report.add("S807", ipath, f"Sparse tensor indices ({iname}) second dimension size does not "
                                   f"match rank of tensor. ({idims[1]} != {len(dims)})", node)
         return
-    if not ok or len(report.problems) != before:
+    if not ok or report.found != before:
         return  # the index values cannot be read meaningfully
     data = _index_values(report, indices, ipath, node, iname, nnz * (idims[1] if len(idims) == 2 else 1))
     if data is None:
@@ -287,15 +287,17 @@ def _index_values(report, indices, path, node, name, count: int):
 
 
 def _check_linear_indices(report, data, dims, nnz, path, node, name) -> None:
-    size = 1
-    for d in dims:
-        size *= d
+    # Bounded (`element_count`): a rank-100,000 shape of 2**62 dims is no 1.9-million-digit
+    # product; an int64 index is inside any size past MAX_SIZE.
+    size = element_count(dims)[0]
+    if size is None:
+        size = MAX_SIZE + 1
     prev = -1
     for i in range(nnz):
         v = data[i]
         if v < 0 or v >= size:
             report.add("S808", path, f"Sparse tensor ({name}) index value at position [{i}] out of range "
-                                     f"[0, {size - 1}] (found {v})", node)
+                                     f"[0, {size_text(size - 1)}] (found {v})", node)
             return
         if v <= prev:
             report.add("S809", path, f"Sparse tensor ({name}) index value at position [{i}] not in sorted "
@@ -305,19 +307,20 @@ def _check_linear_indices(report, data, dims, nnz, path, node, name) -> None:
 
 
 def _check_coordinate_indices(report, data, dims, nnz, path, node, name) -> None:
+    # Order compared as tuples of coordinates (lexicographic, as the linear index): no
+    # product of the dims, which for a large rank is a huge integer built quadratically.
     rank = len(dims)
-    prev = -1
+    prev: list | None = None
     for i in range(nnz):
-        linear = 0
+        row = data[i * rank:(i + 1) * rank]
         for j in range(rank):
-            v = data[i * rank + j]
+            v = row[j]
             if v < 0 or v >= dims[j]:
                 report.add("S808", path, f"Sparse tensor ({name}) index value at position [{i},{j}] out "
                                          f"of range. ({v} not in [0, {dims[j] - 1}])", node)
                 return
-            linear = linear * dims[j] + v
-        if linear <= prev:
+        if prev is not None and row <= prev:
             report.add("S809", path, f"Sparse tensor ({name}) index value at position [{i}] not in "
                                      "lexicographic sorted order.", node)
             return
-        prev = linear
+        prev = row

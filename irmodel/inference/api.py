@@ -13,6 +13,7 @@ from .engine import LATEST_IR_VERSION, GraphRecord, Options, Run, Scope, functio
 from .slot import Slot
 from .dims import int32
 from .errors import FatalError, HardError, InferenceError, NodeInferenceError
+from .nesting import run_with_room
 from .pyrules import UserRuleError
 from .symbols import SymbolTable
 from .splice import splice_value_infos
@@ -38,14 +39,18 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
     ``data_prop``.  Names are never unified unless an operator's semantics prove it.
     """
     m = _fresh_copy(model)
-    thresholds = gc.get_threshold()
-    gc.set_threshold(*_GC_THRESHOLDS)
-    try:
+
+    def infer() -> None:
         with inference_mode(symbolic) as hooks:
             run = _run_model(m, Options(check_type, strict_mode, data_prop or symbolic, hooks))
             if symbolic:
                 _resolve_added(run.records)
             _write_back(run.records, m)
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*_GC_THRESHOLDS)
+    try:
+        run_with_room(infer)  # (nothing is written back until the run has finished)
     finally:
         gc.set_threshold(*thresholds)
     return m
