@@ -11,6 +11,12 @@ initializers, then its nodes; a node, then each attribute, the attribute's tenso
 (``t``, ``tensors``), sparse tensors, then its graphs, each walked whole before the next
 attribute.  Iterative (an explicit stack), so nesting costs no Python recursion.
 
+A walk may be given ``pick(container, depth)``: for a graph or a function, the indices
+of the nodes to visit (or None: all of them), so that a pass that looks for only some
+items skips the nodes that cannot hold them without making them (the external-data
+passes give `irmodel._wireview.holders.tensor_holders`).  ``depth`` is the nodes'
+nesting depth, counted as the message path counts it (2 in the main graph).
+
 Each item is ``(kind, message, where)``.  ``where`` locates the message without
 building a string: ``(parent_where, field, index)`` with ``index`` None for a singular
 field, and ``None`` as the parent of a top-level field.  `path` renders it
@@ -21,11 +27,13 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
-    from typing import Any, Iterable, Iterator, Optional, Tuple
+    from typing import Any, Callable, Iterable, Iterator, Optional, Tuple
 
     #: ``(parent, field, index)``: see the module docstring.
     Where = Tuple[Optional["Where"], str, Optional[int]]
     Item = Tuple[int, Any, Where]  # (kind, message of a run-time class, where)
+    #: ``pick(container, depth)``: see the module docstring.
+    Pick = Callable[[Any, int], Optional[Iterable[int]]]
 
 GRAPH, FUNCTION, NODE, ATTRIBUTE, TENSOR, SPARSE_TENSOR = range(6)
 
@@ -47,9 +55,10 @@ def top_field(where: Where) -> str:
     return where[1]
 
 
-def walk(model: Any) -> Iterator[Item]:
-    """Yield every item of ``model`` (a ModelProto) in the order the module docstring gives."""
-    return _expand(_top_level(model))
+def walk(model: Any, pick: Pick | None = None) -> Iterator[Item]:
+    """Yield every item of ``model`` (a ModelProto) in the order the module docstring
+    gives; with ``pick``, only the nodes it picks (and what is below them)."""
+    return _expand(_top_level(model), pick)
 
 
 def top_level(model: Any) -> Iterator[Item]:
@@ -78,7 +87,7 @@ def _top_level(model) -> Iterator[Item]:
         yield FUNCTION, f, (None, "functions", i)
 
 
-def _expand(items: Iterator[Item]) -> Iterator[Item]:
+def _expand(items: Iterator[Item], pick: Pick | None = None) -> Iterator[Item]:
     """Pre-order over ``items`` and their descendants.
 
     A stack of lazy child iterators: a long node list is read one node at a time, so a
@@ -89,7 +98,7 @@ def _expand(items: Iterator[Item]) -> Iterator[Item]:
     while stack:
         for item in stack[-1]:
             yield item
-            children = _children(item)
+            children = _children(item, pick)
             if children is not None:
                 stack.append(children)
                 break
@@ -97,30 +106,46 @@ def _expand(items: Iterator[Item]) -> Iterator[Item]:
             stack.pop()
 
 
-def _children(item: Item) -> Iterator[Item] | None:
+def _children(item: Item, pick: Pick | None) -> Iterator[Item] | None:
     kind = item[0]
     if kind == NODE:
         return _node_children(item[1], item[2]) if item[1].attribute else None
     if kind == ATTRIBUTE:
         return _attribute_children(item[1], item[2])
     if kind == GRAPH:
-        return _graph_children(item[1], item[2])
+        return _graph_children(item[1], item[2], pick)
     if kind == FUNCTION:
-        return _nodes(item[1], item[2])
+        return _nodes(item[1], item[2], pick)
     return None
 
 
-def _graph_children(graph, where: Where) -> Iterator[Item]:
+def _graph_children(graph, where: Where, pick: Pick | None) -> Iterator[Item]:
     for i, t in enumerate(graph.initializer):
         yield TENSOR, t, (where, "initializer", i)
     for i, t in enumerate(graph.sparse_initializer):
         yield SPARSE_TENSOR, t, (where, "sparse_initializer", i)
-    yield from _nodes(graph, where)
+    yield from _nodes(graph, where, pick)
 
 
-def _nodes(graph_or_function, where: Where) -> Iterator[Item]:
-    for i, node in enumerate(graph_or_function.node):
-        yield NODE, node, (where, "node", i)
+def _depth(where: Where) -> int:
+    """The nesting depth of the messages at ``where`` (a graph's: 1 for the main graph)."""
+    n = 1
+    parent = where[0]
+    while parent is not None:
+        parent = parent[0]
+        n += 1
+    return n
+
+
+def _nodes(graph_or_function, where: Where, pick: Pick | None = None) -> Iterator[Item]:
+    picked = None if pick is None else pick(graph_or_function, _depth(where) + 1)
+    if picked is None:
+        for i, node in enumerate(graph_or_function.node):
+            yield NODE, node, (where, "node", i)
+        return
+    nodes = graph_or_function.node
+    for i in picked:
+        yield NODE, nodes[i], (where, "node", i)
 
 
 def _node_children(node, where: Where) -> Iterator[Item]:

@@ -341,8 +341,9 @@ def _has_pending_external_data(model: Any) -> bool:
     `convert_model_to_external_data` or ``set_external_data``): onnx's ``save_model``
     writes their data files."""
     from ._files.external_data import external_tensors  # noqa: PLC0415
+    from ._wireview.holders import tensor_holders  # noqa: PLC0415
 
-    return any(t.HasField("raw_data") for t in external_tensors(model))
+    return any(t.HasField("raw_data") for t in external_tensors(model, tensor_holders))
 
 
 #: A size no tensor reaches: `save_with_external_data` then converts no further tensor
@@ -369,12 +370,14 @@ def _carry_external_data(model: Any, path: str) -> None:
     if os.path.realpath(target) == os.path.realpath(origin.base_dir):
         return
     from ._files.external_data import external_tensors  # noqa: PLC0415
+    from ._wireview.holders import tensor_holders  # noqa: PLC0415
 
-    if next(iter(external_tensors(model)), None) is None:
+    tensors = list(external_tensors(model, tensor_holders))  # (plain nodes skipped, read from their bytes)
+    if not tensors:
         return
     from ._files.external_write import copy_external_data  # noqa: PLC0415
 
-    copy_external_data(model, origin.base_dir, target, model_path=os.path.abspath(path))
+    copy_external_data(model, origin.base_dir, target, model_path=os.path.abspath(path), tensors=tensors)
 
 
 def save_tensor(proto: Any, f: IO[bytes] | str | os.PathLike, format: str | None = None) -> None:  # noqa: A002

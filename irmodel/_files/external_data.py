@@ -491,15 +491,16 @@ def _make_inline(tensor, view) -> None:
     tensor.ClearField("external_data")
 
 
-def load_external_data_for_model(model: Any, base_dir: str | None, *, verify_checksum: bool = False) -> None:
+def load_external_data_for_model(model: Any, base_dir: str | None, *, verify_checksum: bool = False,
+                                 pick: Any = None) -> None:
     """Make every external tensor of ``model`` inline (see `load_external_data_for_tensor`).
 
     All tensors are validated and mapped first, so a refused one leaves the model as it
     was.  Tensors are those the reference visits: initializers and tensor attributes,
-    in subgraphs and functions too.
+    in subgraphs and functions too.  ``pick``: as for `external_tensors`.
     """
     views = [(t, read_external_data(t, base_dir, verify_checksum=verify_checksum))
-             for t in _get_all_tensors(model) if uses_external_data(t)]
+             for t in external_tensors(model, pick)]
     for t, view in views:
         _make_inline(t, view)
 
@@ -523,13 +524,28 @@ def _get_all_tensors(model) -> Iterable:
     return chain(_get_initializer_tensors(model), _get_attribute_tensors(model))
 
 
-def external_tensors(model: Any) -> Iterator[Any]:
+def external_tensors(model: Any, pick: Any = None) -> Iterator[Any]:
     """Every tensor of ``model`` marked external, in the order the reference visits them.
 
     Initializers and tensor attributes, in subgraphs and functions too: the tensors
-    whose files a copy of the model must take along.
+    whose files a copy of the model must take along.  ``pick`` (`irmodel._walk`'s; the
+    callers above the byte readers give `irmodel._wireview.holders.tensor_holders`)
+    skips the nodes that cannot hold one, read from their bytes: the model is then
+    walked once, not twice, and the tensors are listed before the first is yielded.
     """
-    return (t for t in _get_all_tensors(model) if uses_external_data(t))
+    if pick is None:
+        return (t for t in _get_all_tensors(model) if uses_external_data(t))
+    initializers, attributes = [], []
+    for kind, t, where in walk(model, pick):
+        if kind != TENSOR or not uses_external_data(t):
+            continue
+        top = top_field(where)
+        if where[1] == "initializer":
+            if top == "graph":
+                initializers.append(t)
+        elif top != "training_info":
+            attributes.append(t)
+    return iter(initializers + attributes)
 
 __all__ = [
     "ALLOWED_KEYS", "ExternalDataInfo", "check_location", "location_problem",

@@ -36,6 +36,7 @@ itself or a file the caller still reads (``protect``).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -49,7 +50,7 @@ else:  # run time: cast is the identity (typing is not imported for it)
 
 from .origin import Origin, check_unchanged, origin_of, set_origin
 from .external_data import (_CHUNK, _DEFAULT, _EXTERNAL, ExternalDataInfo, _check_bounds, _contained,
-                            _error, _get_all_tensors, _get_initializer_tensors, _map_file,
+                            _error, _get_all_tensors, _get_initializer_tensors, _open_data_file,
                             check_location, external_tensors, location_problem,
                             load_external_data_for_model, uses_external_data)
 
@@ -235,6 +236,12 @@ class _Counter:
         self.done += len(part)
         self.progress(self.done, self.total)
 
+    def advance(self, n: int) -> None:
+        """Count ``n`` bytes copied without passing through `update` (or a hole kept a hole)."""
+        if n and self.progress is not None:
+            self.done += n
+            self.progress(self.done, self.total)
+
 
 def _write_data_file(files, path: str, items: list, checksum: bool,
                      counter: _Counter | None = None) -> list:
@@ -414,12 +421,16 @@ def save_with_external_data(model: Any, f: str | os.PathLike[str] | BinaryIO, al
 # -- copying -------------------------------------------------------------------------------
 
 def copy_external_data(model: Any, base_dir: str, target_dir: str, *, model_path: str | None = None,
-                       protect: Iterable[str] = (), progress: Callable[[int, int], None] | None = None) -> int:
+                       protect: Iterable[str] = (), progress: Callable[[int, int], None] | None = None,
+                       tensors: Iterable[Any] | None = None) -> int:
     """Copy the data files of ``model``'s external tensors from ``base_dir`` to ``target_dir``.
 
     For saving a model unchanged in another directory: each file is copied whole and
     byte for byte, so every location, offset and checksum in the model stays true and
-    the model's own bytes need no edit.  Every tensor is validated as a read validates
+    the model's own bytes need no edit; its holes stay holes (only the runs that hold
+    data are written: `_copy_keeping_holes`), so the copy costs what the file holds on
+    the disk, not its apparent size.  ``tensors``: the external tensors, when the caller
+    has found them already (`external_tensors`, perhaps with a ``pick``).  Every tensor is validated as a read validates
     it (`read_external_data`: location, links, bounds) before anything is written; each
     target is checked as `write_external_data_tensors` checks it (``model_path`` and
     ``protect`` included), and directories a location names are created inside
@@ -430,25 +441,93 @@ def copy_external_data(model: Any, base_dir: str, target_dir: str, *, model_path
     """
     from .atomic import AtomicFiles  # noqa: PLC0415
 
-    sources: dict = {}  # normalized source path -> (location, tensor name, _Mapped)
-    for tensor in external_tensors(model):
-        info = ExternalDataInfo(tensor)
-        key = os.path.normpath(os.path.join(os.path.abspath(base_dir), info.location))
-        if key not in sources:
-            sources[key] = (info.location, info.tensor_name, _map_file(base_dir, info))
-        _check_bounds(info, sources[key][2].size)
+    sources = data_file_sources(external_tensors(model) if tensors is None else tensors, base_dir)
     copies = []
-    for location, name, mapped in sources.values():
-        _make_parent(target_dir, location, name)
-        target = _checked_target(target_dir, location, name, model_path, protect)
-        if not _is_file(target, mapped.ident):
-            copies.append((target, mapped))
-    counter = _Counter(progress, sum(mapped.size for _t, mapped in copies))
+    for source in sources:
+        _make_parent(target_dir, source.location, source.tensor_name)
+        target = _checked_target(target_dir, source.location, source.tensor_name, model_path, protect)
+        if not _is_file(target, source.ident):
+            copies.append((target, source))
+    counter = _Counter(progress, sum(source.size for _t, source in copies))
     with AtomicFiles() as pending:
-        for target, mapped in copies:
-            pending.write(target, lambda fh, view=mapped.view: _stream(fh, view, counter.tap(None)))
+        for target, source in copies:
+            pending.write(target, lambda fh, src=source: _copy_keeping_holes(fh, base_dir, src, counter))
         pending.commit()
     return counter.total
+
+
+class DataFileSource:
+    """A data file a copy takes along: the location and the tensor that named it first,
+    its identity (device, inode) and size when it was checked."""
+
+    __slots__ = ("location", "tensor_name", "info", "ident", "size")
+
+    def __init__(self, info: ExternalDataInfo, st: os.stat_result) -> None:
+        self.location = info.location
+        self.tensor_name = info.tensor_name
+        self.info = info
+        self.ident = (st.st_dev, st.st_ino)
+        self.size = st.st_size
+
+
+def data_file_sources(tensors: Iterable[Any], base_dir: str) -> list:
+    """The data files of ``tensors`` (external ones), each once, checked as a read checks
+    them (`read_external_data`: location, links, a regular file, every tensor's bounds)
+    but not mapped: a copy needs no address space for a file of 6 GiB.  Raises
+    `ExternalDataError` as a read would."""
+    sources: dict = {}  # normalized source path -> DataFileSource
+    for tensor in tensors:
+        info = ExternalDataInfo(tensor)
+        key = os.path.normpath(os.path.join(os.path.abspath(base_dir), info.location))
+        source = sources.get(key)
+        if source is None:
+            fd, st = _open_data_file(base_dir, info)
+            os.close(fd)
+            source = sources[key] = DataFileSource(info, st)
+        _check_bounds(info, source.size)
+    return list(sources.values())
+
+
+def _copy_keeping_holes(fh, base_dir: str, source: DataFileSource, counter: _Counter) -> None:
+    """Copy the data file ``source`` into ``fh`` byte for byte, its holes kept holes: only
+    the runs `filecopy.data_ranges` finds are copied (in the kernel where it can,
+    `filecopy.kernel_copy`), and the output is given the file's size.  The file is opened
+    again as a read opens it, and must still be the file that was checked."""
+    from .filecopy import data_ranges, kernel_copy  # noqa: PLC0415
+
+    fd, st = _open_data_file(base_dir, source.info)
+    try:
+        if (st.st_dev, st.st_ino) != source.ident or st.st_size != source.size:
+            raise _error(source.tensor_name, source.location,
+                         "the file was replaced or changed size while the model was saved")
+        fh.flush()
+        out = fh.fileno()
+        done = 0
+        for start, end in data_ranges(fd, source.size):
+            counter.advance(start - done)  # a hole: nothing written
+            os.lseek(out, start, os.SEEK_SET)
+            n = kernel_copy(fd, out, start, end - start)
+            _copy_by_reads(fd, out, start + n, end)
+            counter.advance(end - start)
+            done = end
+        counter.advance(source.size - done)
+        os.ftruncate(out, source.size)
+        os.lseek(out, source.size, os.SEEK_SET)
+    finally:
+        os.close(fd)
+
+
+def _copy_by_reads(src: int, out: int, start: int, end: int) -> None:
+    """Write ``src``'s bytes ``start:end`` at ``out``'s position (what the kernel copy left)."""
+    pos = start
+    while pos < end:
+        chunk = os.pread(src, min(_CHUNK, end - pos), pos)
+        if not chunk:
+            raise OSError(errno.EIO, "the data file got shorter while it was copied")
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(out, view):]
+        pos += len(chunk)
 
 
 def _make_parent(target_dir: str, location: str, tensor_name: str) -> None:
@@ -469,5 +548,5 @@ def _is_file(path: str, ident: tuple) -> bool:
 __all__ = [
     "ALIGNMENT", "set_external_data", "convert_model_to_external_data",
     "convert_model_from_external_data", "remove_external_data_field",
-    "write_external_data_tensors", "save_with_external_data", "copy_external_data",
+    "write_external_data_tensors", "save_with_external_data", "copy_external_data", "data_file_sources",
 ]

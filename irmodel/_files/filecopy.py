@@ -294,6 +294,41 @@ def _libc_function(name: str, *argtypes: str):
     return call
 
 
+def data_ranges(fd: int, size: int):
+    """Yield ``(start, end)`` of each run of ``fd``'s first ``size`` bytes that holds data,
+    skipping holes (``SEEK_DATA`` / ``SEEK_HOLE``), in order; ``(0, size)`` at once where
+    the platform or the file system cannot say (a hole then reads as the zeros it is).
+
+    Why: a data file of 6 GiB that is all hole takes 4 KiB on the disk, and a copy that
+    reads it whole writes 6 GiB.  The work of a copy that skips holes follows the bytes
+    the file really holds.  Lazy: a file of many small extents is never listed at once.
+    The descriptor's position is left where the last seek put it.
+    """
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None or size <= 0:
+        if size > 0:
+            yield 0, size
+        return
+    pos = 0
+    while pos < size:
+        try:
+            start = os.lseek(fd, pos, seek_data)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # no data after pos: the rest is a hole
+                return
+            if pos == 0 and exc.errno in _UNSUPPORTED:
+                yield 0, size
+                return
+            raise
+        if start >= size:
+            return
+        end = min(os.lseek(fd, start, seek_hole), size)
+        if end <= start:  # (a file system that answers oddly: copy the rest whole)
+            end = size
+        yield start, end
+        pos = end
+
+
 def _copy_file_range(src_fd: int, dst_fd: int, offset: int, count: int) -> int:
     return os.copy_file_range(src_fd, dst_fd, count, offset)
 

@@ -18,7 +18,8 @@ Write the model IN to OUT, in one of three ways:
   (no flag)        a copy as it is: tensors stay inline or external as they are.  When
                    OUT is in another directory, the data files IN's tensors use are
                    copied beside OUT, whole and byte for byte (same locations, offsets
-                   and checksums); files of those names there are replaced.
+                   and checksums), their holes kept holes (a sparse file stays
+                   sparse); files of those names there are replaced.
   --external-data  initializers (in subgraphs too) of at least --size-threshold bytes
                    go to external data beside OUT, at offsets aligned to 4096: one
                    file, --location (default: OUT's name + ".data"), or one file per
@@ -122,15 +123,24 @@ def _write_model(model, out: str, progress, done: int = 0) -> None:
     atomic_write(out, lambda fh: write_model(model, fh, durable=True, progress=lambda n: progress(done + n)))
 
 
-def _input_data_bytes(model, in_dir: str) -> int:
-    """Validate (and map) every external tensor of IN; the bytes they hold.
+def _input_external_tensors(model, in_dir: str, copy: bool) -> tuple:
+    """``(tensors, nbytes)``: every external tensor of IN, validated, and the bytes to
+    read: for a copy, the data files' sizes (checked, not mapped: `data_file_sources`),
+    else the tensors' bytes (mapped, for inlining or moving).
 
     Run before anything is written, so that an `ExternalDataError` here is IN's fault
-    (status 1) and leaves no output behind.
+    (status 1) and leaves no output behind.  The nodes that cannot hold a tensor are
+    skipped by reading their bytes (`tensor_holders`): a model of millions of nodes
+    without any is not made node by node; the list found here serves the copy too.
     """
     from .._files.external_data import external_tensors, read_external_data  # noqa: PLC0415
+    from .._files.external_write import data_file_sources  # noqa: PLC0415
+    from .._wireview.holders import tensor_holders  # noqa: PLC0415
 
-    return sum(read_external_data(t, in_dir).nbytes for t in external_tensors(model))
+    tensors = list(external_tensors(model, tensor_holders))
+    if copy:
+        return tensors, sum(source.size for source in data_file_sources(tensors, in_dir))
+    return tensors, sum(read_external_data(t, in_dir).nbytes for t in tensors)
 
 
 def _plus(progress, later: int):
@@ -140,28 +150,30 @@ def _plus(progress, later: int):
     return report
 
 
-def _convert_copy(model, args, size: int, progress) -> None:
+def _convert_copy(model, args, size: int, progress, tensors: list) -> None:
     from .._files.external_write import copy_external_data  # noqa: PLC0415
 
     # The data files first, the model last: a model never points at files not yet there.
     copied = copy_external_data(model, model_dir(args.path), model_dir(args.out),
                                 model_path=os.path.abspath(args.out), protect=[args.path],
-                                progress=_plus(progress, size))
+                                progress=_plus(progress, size), tensors=tensors)
     _write_model(model, args.out, progress, copied)
 
 
-def _convert_single_file(model, args, size: int, progress) -> None:
+def _convert_single_file(model, args, size: int, progress, tensors: list) -> None:
     from .._files.external_data import load_external_data_for_model  # noqa: PLC0415
+    from .._wireview.holders import tensor_holders  # noqa: PLC0415
 
-    load_external_data_for_model(model, model_dir(args.path))  # views of the mapped files
+    load_external_data_for_model(model, model_dir(args.path), pick=tensor_holders)  # views of the mapped files
     _write_model(model, args.out, progress)
 
 
-def _convert_external(model, args, size: int, progress) -> None:
+def _convert_external(model, args, size: int, progress, tensors: list) -> None:
     from .._files.external_data import load_external_data_for_model  # noqa: PLC0415
     from .._files.external_write import save_with_external_data  # noqa: PLC0415
+    from .._wireview.holders import tensor_holders  # noqa: PLC0415
 
-    load_external_data_for_model(model, model_dir(args.path))
+    load_external_data_for_model(model, model_dir(args.path), pick=tensor_holders)
     threshold = 1024 if args.size_threshold is None else args.size_threshold
     save_with_external_data(model, args.out, all_tensors_to_one_file=not args.file_per_tensor,
                             location=args.location, size_threshold=threshold,
@@ -172,12 +184,13 @@ def run(args: argparse.Namespace) -> int:
     _check_convert_options(args)
     model, size = load_model(args.path)
     _check_output(args.out)
-    data = _input_data_bytes(model, model_dir(args.path))
+    copy = not (args.external_data or args.single_file)
+    tensors, data = _input_external_tensors(model, model_dir(args.path), copy)
     write = (_convert_external if args.external_data else
              _convert_single_file if args.single_file else _convert_copy)
     with progress_line("convert", size + data, fmt=human_bytes) as progress:
         try:
-            write(model, args, size, progress)
+            write(model, args, size, progress, tensors)
         except ExternalDataError as exc:  # IN was checked above: this is about the output
             raise OutputError(f"{args.out}: cannot write: {exc}") from None
         except OSError as exc:

@@ -11,15 +11,11 @@ inference function covers.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any
 
-from wirefmt.safetext import json_ready
-
-from .common import EXIT_OK, load_model, write_lines
+from .common import EXIT_OK, load_model, write_json, write_lines
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -45,14 +41,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def value_types(model: Any) -> list[dict]:
     """``[{"name", "role", ...type_info}]`` for the main graph's inputs, inferred values, outputs."""
-    from .._report.summary import type_info  # noqa: PLC0415
+    from .._report.summary import value_types as read_types  # noqa: PLC0415
 
     g = model.graph
-    out = []
-    for role, values in (("input", g.input), ("value", g.value_info), ("output", g.output)):
-        for v in values:
-            out.append({"name": v.name, "role": role, **type_info(v.type)})
-    return out
+    return [{"name": name, "role": role, **info}
+            for role, field in (("input", "input"), ("value", "value_info"), ("output", "output"))
+            for name, info in read_types(g, field)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,9 +64,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     values = value_types(inferred)
     if args.json:
-        # ASCII, bytes-valued names in their documented form (wirefmt.safetext)
-        json.dump(json_ready(values), sys.stdout, indent=2, ensure_ascii=True)
-        sys.stdout.write("\n")
+        write_json(values)  # one value a line (see `write_json`: why not an indent)
         return EXIT_OK
     from .._report.dump import name_text  # noqa: PLC0415
     from .._report.summary import type_text  # noqa: PLC0415
@@ -88,8 +80,7 @@ def _explain(model: Any, args: argparse.Namespace) -> int:
 
     result = explain(model, data_prop=args.data_prop, symbolic=args.symbolic)
     if args.json:
-        json.dump(json_ready(result.as_dict()), sys.stdout, indent=2, ensure_ascii=True)
-        sys.stdout.write("\n")
+        write_json(result.as_dict())
         return EXIT_OK
     from .._report.dump import name_text  # noqa: PLC0415
 

@@ -19,7 +19,7 @@ import wirefmt.reader as reader
 from irmodel import helper as h
 from wirefmt import DecodeError, iter_fields
 
-import hostile_models as hm
+import rich_mutants as hm
 from cli_helpers import run_cli
 
 

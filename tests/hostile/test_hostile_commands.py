@@ -2,7 +2,7 @@
 
 Inputs: seeded mutants of a rich model (sub-graphs, a function, tensors of every element
 type, sparse and string tensors, external data beside the model and in a
-sub-directory), and the hand-built hostile models of `hostile_models.hand_built` (one
+sub-directory), and the hand-built hostile models of `rich_mutants.hand_built` (one
 or more per class of the issue).  For each input, every command runs through
 ``irmodel.cli.main`` with its output captured, and must:
 
@@ -27,7 +27,7 @@ import pytest
 import irmodel
 from irmodel import cli
 
-import hostile_models as hm
+import rich_mutants as hm
 from cli_helpers import run_cli
 
 #: Mutants of the rich model run through every command (seeded, reproducible).

@@ -15,7 +15,7 @@ import irmodel
 from irmodel import ExternalDataInfo, TensorProto
 from irmodel._files.external_data import probe_data_file
 
-import hostile_models as hm
+import rich_mutants as hm
 from cli_helpers import run_cli
 
 INSIDE = b"INSIDE!!" * 4

@@ -18,7 +18,7 @@ from irmodel import helper as h
 from wirefmt import MAX_DEPTH, ParseError
 import wirefmt.encoder as encoder
 
-import hostile_models as hm
+import rich_mutants as hm
 
 
 def _nested_type_dict(levels: int) -> dict:

@@ -16,7 +16,7 @@ import irmodel
 from irmodel import limits
 from irmodel._dtypes.rows import ELEM_TYPES
 
-import hostile_models as hm
+import rich_mutants as hm
 from cli_helpers import run_cli
 
 INT64 = st.integers(min_value=-(1 << 63), max_value=(1 << 63) - 1)

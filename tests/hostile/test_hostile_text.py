@@ -22,7 +22,7 @@ from hypothesis import given, settings, strategies as st
 import irmodel
 from wirefmt.safetext import json_bytes, json_ready, name_text, one_line, quote, safe_text
 
-import hostile_models as hm
+import rich_mutants as hm
 from cli_helpers import run_cli
 
 STRING_KEYS = ("op_type", "domain", "node", "input", "doc", "producer", "meta", "dim", "graph",
