@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import Problem, ValidationError
-from ..limits import MAX_PROBLEMS_PER_CODE
+from .. import limits
 from .codes import CODES
 
 # Reading order of the fields that appear in paths, so that problems come out in the
@@ -56,7 +56,7 @@ def location_key(path: str, cache: dict | None = None) -> tuple:
 class Reporter:
     """The problems found so far; ``raise_if_any`` ends a check.
 
-    Of each code, the first `MAX_PROBLEMS_PER_CODE` found are kept in ``problems``; later
+    Of each code, the first `irmodel.limits.MAX_PROBLEMS_PER_CODE` found are kept in ``problems``; later
     ones are only counted (``found`` counts every problem), and `sorted` ends with one
     summary problem per code that had more ("and N more").  A model broken the same way
     in each of two million nodes is reported in full by its first thousand, and the rest
@@ -65,11 +65,11 @@ class Reporter:
 
     __slots__ = ("problems", "counts", "found", "limit")
 
-    def __init__(self, limit: int = MAX_PROBLEMS_PER_CODE) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self.problems: list[Problem] = []
         self.counts: dict[str, int] = {}  # code -> problems found of it
         self.found = 0
-        self.limit = limit
+        self.limit = limits.MAX_PROBLEMS_PER_CODE if limit is None else limit
 
     def add(self, code: str, path: str, message: str, node=None) -> None:
         """Record one problem; ``node`` is the innermost NodeProto concerned, if any."""

@@ -10,7 +10,7 @@ accepts and Python's default recursion limit (1,000 frames) refused.
 So the depth is a budget of its own, counted in levels (a sub-graph or a call each):
 `irmodel.limits.MAX_NESTING`, above what any model onnx accepts can reach (100 chained
 functions, each at most 33 If levels deep inside its 100 message levels: 3,400).  Past
-it, inference stops with `HardError` ("nested deeper than ...").  Below it, Python's
+it, inference stops with `FatalError` (an `InferenceError` in every mode).  Below it, Python's
 stack is never the bound: a run starts on the caller's thread with the levels that fit
 in the caller's remaining recursion limit; a model that nests deeper stops that run
 (`NeedsDeeperStack`, which nothing in between catches) and is run again from the start,
@@ -24,8 +24,8 @@ import contextvars
 import sys
 import threading
 
-from ..limits import MAX_NESTING
-from .errors import HardError, InferenceError
+from .. import limits
+from .errors import FatalError, InferenceError
 
 #: Python frames one level of nesting takes at most (measured: 7 for an If in plain
 #: inference, 12 for a function call with an If; twice that for the other modes' hooks).
@@ -47,24 +47,25 @@ class NeedsDeeperStack(BaseException):
 def allowance() -> int:
     """The levels a run may nest on this thread before it needs a deeper stack."""
     levels = getattr(_local, "levels", None)
-    if levels is not None:
-        return levels
-    depth = 0
-    frame = sys._getframe()
-    while frame is not None:
-        depth += 1
-        frame = frame.f_back
-    return max(0, (sys.getrecursionlimit() - depth - 200) // FRAMES_PER_LEVEL)
+    if levels is None:
+        depth = 0
+        frame = sys._getframe()
+        while frame is not None:
+            depth += 1
+            frame = frame.f_back
+        levels = max(0, (sys.getrecursionlimit() - depth - 200) // FRAMES_PER_LEVEL)
+    return min(levels, limits.MAX_NESTING)
 
 
 def enter(run) -> None:
     """One level deeper (a sub-graph or a call); `leave` when it is done."""
     run.nesting += 1
     if run.nesting > run.allowance:
-        if run.nesting > MAX_NESTING:
+        bound = limits.MAX_NESTING
+        if run.nesting > bound:
             run.nesting -= 1
-            raise HardError(f"the model nests sub-graphs and function calls more than {MAX_NESTING} levels "
-                            "deep (irmodel.limits.MAX_NESTING)")
+            raise FatalError(f"the model nests sub-graphs and function calls more than {bound} levels "
+                             "deep (irmodel.limits.MAX_NESTING)")
         raise NeedsDeeperStack
 
 
@@ -84,9 +85,9 @@ def run_with_room(fn):
     outcome: list = []
 
     def target() -> None:
-        _local.levels = MAX_NESTING
+        _local.levels = limits.MAX_NESTING
         old = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(old, MAX_NESTING * FRAMES_PER_LEVEL + FRAME_MARGIN))
+        sys.setrecursionlimit(max(old, limits.MAX_NESTING * FRAMES_PER_LEVEL + FRAME_MARGIN))
         try:
             outcome.append((True, context.run(fn)))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread as it was
