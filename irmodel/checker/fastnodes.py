@@ -151,7 +151,8 @@ class _Replay:
         self.name, self.op_type = name, op_type
         self.problems = problems
         # as `problems.Reporter.add` shows them (cut to length): from a problem it made
-        self.node_name, self.node_op = (first.node_name, first.op_type) if first else ("", "")
+        self.node_name: str = first.node_name if first else ""
+        self.node_op: str = first.op_type if first else ""
 
 
 def _holds_graph(node) -> bool:

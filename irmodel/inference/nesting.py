@@ -24,6 +24,10 @@ import contextvars
 import sys
 import threading
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only
+    from types import FrameType
+
 from .. import limits
 from .errors import FatalError, InferenceError
 
@@ -49,7 +53,7 @@ def allowance() -> int:
     levels = getattr(_local, "levels", None)
     if levels is None:
         depth = 0
-        frame = sys._getframe()
+        frame: FrameType | None = sys._getframe()
         while frame is not None:
             depth += 1
             frame = frame.f_back
