@@ -88,6 +88,15 @@ def _build(shape: str, size: int) -> tuple:
     return hm.CASES_BY_NAME[shape].build(size), size
 
 
+def _build_in_child(shape: str, size: int, path: str) -> int:
+    """Write ``shape`` at ``size`` to ``path`` from a child process; its items.  (A child
+    inherits its parent's peak RSS at the fork: built here, a large model would be counted
+    in every measurement after it.)"""
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--build", shape, str(size), path],
+                          capture_output=True, text=True, check=True, timeout=600)
+    return int(proc.stdout.strip())
+
+
 def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 1))
@@ -118,7 +127,14 @@ def main(argv: list | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="a hundredth of the sizes")
     p.add_argument("--shapes", help="comma-separated shapes (default: all)")
     p.add_argument("--calls", help="comma-separated measurements (default: all)")
+    p.add_argument("--build", nargs=3, metavar=("SHAPE", "SIZE", "PATH"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.build:
+        data, items = _build(args.build[0], int(args.build[1]))
+        with open(args.build[2], "wb") as f:
+            f.write(data)
+        print(items)
+        return 0
     shapes = args.shapes.split(",") if args.shapes else list(SHAPES)
     calls = args.calls.split(",") if args.calls else list(CALLS)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -133,10 +149,8 @@ def main(argv: list | None = None) -> int:
             full, unit = SHAPES[shape]
             sizes = [full // 1000, full // 100] if args.quick else [full // 10, full]
             for size in sizes:
-                data, items = _build(shape, size)
                 path = os.path.join(tmp, f"{shape}-{size}.onnx")
-                with open(path, "wb") as f:
-                    f.write(data)
+                items = _build_in_child(shape, size, path)
                 cells = [_cell(measure(call, path), items) for call in calls]
                 print(f"| {shape} | {items:,} {unit}s | " + " | ".join(cells) + " |", flush=True)
                 os.unlink(path)
