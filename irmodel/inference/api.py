@@ -269,32 +269,37 @@ def infer_node_outputs(schema, node, input_types: dict, input_data: dict | None 
     from .typecheck import check_input_output_types, verify_node  # noqa: PLC0415
     input_data = input_data or {}
     input_sparse_data = input_sparse_data or {}
-    try:
-        verify_node(schema, node)
-        opsets = {op.domain: int32(op.version) for op in opset_imports} if opset_imports else {}
-        if not opsets:
-            opsets[schema.domain] = schema.since_version
-        run = Run(Options(), None, {})
-        scope = Scope(run, opsets, None, None, ir_version, None, False)
-        for name, tp in input_types.items():
-            scope.types[name] = Slot(type_from_proto(tp))
-        for name, t in input_data.items():
-            if name in node.input and is_small(t):
-                scope.const_data[name] = ConstTensor(t)
-        for name, t in input_sparse_data.items():
-            if name in node.input:
-                scope.sparse_data[name] = t
-        view = NodeView(node, 0)
-        ctx = scope.make_context(view)
-        ctx.symbolic_ = [None] * len(view.inputs)  # no data propagation here
-        fn = lookup.rule_for(schema, schema.domain, schema.name)
-        if fn is not None:
-            fn(ctx)
-        check_input_output_types(schema, ctx)
-    except (NodeInferenceError, HardError, FatalError) as exc:
-        raise InferenceError([str(exc)]) from None
-    except UserRuleError as exc:
-        raise exc.error from None
+
+    def infer():  # (run again on a deeper stack if sub-graphs nest deep: `nesting`)
+        try:
+            verify_node(schema, node)
+            opsets = {op.domain: int32(op.version) for op in opset_imports} if opset_imports else {}
+            if not opsets:
+                opsets[schema.domain] = schema.since_version
+            run = Run(Options(), None, {})
+            scope = Scope(run, opsets, None, None, ir_version, None, False)
+            for name, tp in input_types.items():
+                scope.types[name] = Slot(type_from_proto(tp))
+            for name, t in input_data.items():
+                if name in node.input and is_small(t):
+                    scope.const_data[name] = ConstTensor(t)
+            for name, t in input_sparse_data.items():
+                if name in node.input:
+                    scope.sparse_data[name] = t
+            view = NodeView(node, 0)
+            ctx = scope.make_context(view)
+            ctx.symbolic_ = [None] * len(view.inputs)  # no data propagation here
+            fn = lookup.rule_for(schema, schema.domain, schema.name)
+            if fn is not None:
+                fn(ctx)
+            check_input_output_types(schema, ctx)
+        except (NodeInferenceError, HardError, FatalError) as exc:
+            raise InferenceError([str(exc)]) from None
+        except UserRuleError as exc:
+            raise exc.error from None
+        return ctx
+
+    ctx = run_with_room(infer)
     from .types import UNSET  # noqa: PLC0415
     return {name: type_to_proto(UNSET if t is None else t) for name, t in zip(node.output, ctx.outputs)}
 
@@ -321,12 +326,17 @@ def infer_function_output_types(function, input_types, attributes) -> list:
     call.attribute.extend(as_message(a, "AttributeProto") for a in attributes)
     view = NodeView(call, 0)
     none = [None] * len(types)
-    ctx = InferenceContext(view, [None if t is UNSET else t for t in types], none, none, none)
-    with inference_mode(False):
-        opsets = {op.domain: int32(op.version) for op in function.opset_import}
-        run = Run(Options(check_type=True, strict=True), None, {})
-        scope = Scope(run, opsets, None, {}, LATEST_IR_VERSION, None)
-        scope.process_function(function, list(function.input), list(function.output), ctx)
-        scope.finalize()
+
+    def infer():  # (run again on a deeper stack if calls and sub-graphs nest deep: `nesting`)
+        ctx = InferenceContext(view, [None if t is UNSET else t for t in types], none, none, none)
+        with inference_mode(False):
+            opsets = {op.domain: int32(op.version) for op in function.opset_import}
+            run = Run(Options(check_type=True, strict=True), None, {})
+            scope = Scope(run, opsets, None, {}, LATEST_IR_VERSION, None)
+            scope.process_function(function, list(function.input), list(function.output), ctx)
+            scope.finalize()
+        return ctx
+
+    ctx = run_with_room(infer)
     return [loads(type_bytes(UNSET if t is None else t), "TypeProto") for t in ctx.outputs]
 
