@@ -38,6 +38,17 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
     shape arithmetic exporters emit (see `irmodel.inference.symbolic.rules`).  Implies
     ``data_prop``.  Names are never unified unless an operator's semantics prove it.
     """
+    return _infer(model, check_type, strict_mode, data_prop, symbolic, write_back=True)
+
+
+def check_inference(model) -> None:
+    """Strict inference with type checks for its errors only (``check_model(full_check=True)``):
+    the types found are not written back (nothing keeps the copy), which on a graph of
+    100,000 outputs is a sixth of the run."""
+    _infer(model, True, True, False, False, write_back=False)
+
+
+def _infer(model, check_type: bool, strict_mode: bool, data_prop: bool, symbolic: bool, write_back: bool):
     m = _fresh_copy(model)
 
     def infer() -> None:
@@ -45,7 +56,8 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
             run = _run_model(m, Options(check_type, strict_mode, data_prop or symbolic, hooks))
             if symbolic:
                 _resolve_added(run.records)
-            _write_back(run.records, m)
+            if write_back:
+                _write_back(run.records, m)
 
     thresholds = gc.get_threshold()
     gc.set_threshold(*_GC_THRESHOLDS)
