@@ -114,3 +114,20 @@ def size_text(size: int | None, unit: str = "") -> str:
 
 __all__ = ["MAX_SIZE", "MAX_VALUE_ELEMENTS", "MAX_PROPAGATED_ELEMENTS", "MAX_INT_DIGITS", "int_text", "TOO_LARGE", "element_count", "byte_size", "add_sizes", "is_too_large",
            "size_text"]
+
+
+# -- the checker and inference on large models (issue 31) -----------------------------------
+# Two million nodes broken the same way are one problem two million times: listing each
+# costs seconds and hundreds of MiB and tells the reader nothing the first thousand do not.
+
+#: The checker lists at most this many problems of one code; the rest are counted and
+#: summarized in one last problem of that code ("and N more ... not listed").
+MAX_PROBLEMS_PER_CODE = 1000
+#: Inference nests sub-graphs and function calls in each other at most this many levels
+#: deep, the two counted together (a sub-graph or a call is one level).  Above what a model
+#: onnx accepts can reach: 100 chained local functions (the checker's and onnx's bound),
+#: each at most 33 If levels deep inside its 100 message levels, are 3,400 levels.  Python's
+#: stack is never the bound below it (`irmodel.inference.nesting`).
+MAX_NESTING = 4096
+
+__all__ += ["MAX_PROBLEMS_PER_CODE", "MAX_NESTING"]

@@ -177,26 +177,36 @@ class Walker:
 
     def _one_node(self, node, ctx, lex, npath: str, depth: int) -> None:
         """The full path of one node in its graph: names in scope, its rules, its outputs."""
-        add = self.report.add
+        try:
+            self.scope_inputs(node, node.input, lex, npath)
+            self._node(node, ctx, lex, npath, depth)
+            self.scope_outputs(node, node.output, lex, npath)
+        except DecodeError as exc:
+            self.report.add("B001", npath, f"the node cannot be decoded: {exc}")
+
+    def scope_inputs(self, node, inputs, lex, npath: str) -> None:
+        """Topological order: each non-empty input name is defined already (G206).
+        ``node`` gives the name and op_type the messages quote (a NodeProto or a record)."""
         names = lex.names
         has = lex.this_or_ancestor_graph_has
-        try:
-            for j, name in enumerate(node.input):
-                if name and name not in names and not has(name):
-                    add("G206", f"{npath}.input[{j}]",
-                        f"Nodes in a graph must be topologically sorted, however input '{short(name)}' "
-                        f"of node: name: {short(node.name)} OpType: {short(node.op_type)} is not output "
-                        "of any previous nodes.", node)
-            self._node(node, ctx, lex, npath, depth)
-            for j, name in enumerate(node.output):
-                if name:
-                    if name in names or has(name):
-                        add("G207", f"{npath}.output[{j}]",
-                            f"Graph must be in single static assignment (SSA) form, however "
-                            f"'{short(name)}' has been used as output names multiple times.", node)
-                    names.add(name)
-        except DecodeError as exc:
-            add("B001", npath, f"the node cannot be decoded: {exc}")
+        for j, name in enumerate(inputs):
+            if name and name not in names and not has(name):
+                self.report.add("G206", f"{npath}.input[{j}]",
+                                f"Nodes in a graph must be topologically sorted, however input '{short(name)}' "
+                                f"of node: name: {short(node.name)} OpType: {short(node.op_type)} is not output "
+                                "of any previous nodes.", node)
+
+    def scope_outputs(self, node, outputs, lex, npath: str) -> None:
+        """Single static assignment: each non-empty output name is new (G207); then defined."""
+        names = lex.names
+        has = lex.this_or_ancestor_graph_has
+        for j, name in enumerate(outputs):
+            if name:
+                if name in names or has(name):
+                    self.report.add("G207", f"{npath}.output[{j}]",
+                                    f"Graph must be in single static assignment (SSA) form, however "
+                                    f"'{short(name)}' has been used as output names multiple times.", node)
+                names.add(name)
 
     def _fast_nodes(self, nodes, src, spans: list, ctx, lex, path: str, depth: int) -> None:
         """The nodes of a graph read from their bytes (`fastnodes`), the full path only for
@@ -206,7 +216,7 @@ class Walker:
         defined = names.issuperset
         parent_has = state.parent_has
         get = state.verdicts.get
-        one = self._one_node
+        full_path = state.full_path
         matches = map(node_pattern().fullmatch, repeat(src), islice(spans, 0, None, 2), islice(spans, 1, None, 2))
         # The kind key's input and output parts: how many names when none is empty, else
         # their `skeleton` (an int and a bytes never compare equal).  One or two names are
@@ -256,13 +266,7 @@ class Walker:
                                     "a typed or external tensor), or a name not UTF-8 or breaking a scope rule")
             else:
                 declined("node", k, "not read by the node pattern")
-            npath = f"{path}.node[{k}]"
-            try:
-                node = nodes[k]
-            except DecodeError as exc:
-                self.report.add("B001", npath, f"cannot be decoded: {exc}")
-                continue
-            one(node, ctx, lex, npath, depth)
+            full_path(k)
 
     def _initializers(self, g, ctx, names: set, seen: set, path: str, node):
         """``(index, TensorProto)`` of the initializers the caller checks in full; those

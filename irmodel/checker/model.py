@@ -161,9 +161,9 @@ def check_model(model, full_check: bool = False, skip_opset_compatibility_check:
     _check_model(run, model, ctx)
     run.finish()
     if full_check:
-        from ..inference import infer_shapes  # noqa: PLC0415 (the layer above, on request)
+        from ..inference.api import check_inference  # noqa: PLC0415 (the layer above, on request)
 
-        infer_shapes(model, check_type=True, strict_mode=True)
+        check_inference(model)  # infer_shapes(model, check_type=True, strict_mode=True), nothing kept
 
 
 def _check_model(run: _Run, model, ctx: CheckerContext) -> None:

@@ -225,7 +225,7 @@ def _check_sparse(report, sp, ctx, path: str, node) -> None:
     indices = sp.indices
     ipath = f"{path}.indices"
     iname = short(indices.name)
-    before = len(report.problems)
+    before = report.found
     check_tensor(report, indices, ctx, ipath, node)
     if indices.data_type != _INT64:
         report.add("S805", ipath, f"Sparse tensor indices ({iname}) must have INT64 type. "
@@ -249,7 +249,7 @@ def _check_sparse(report, sp, ctx, path: str, node) -> None:
         report.add("S807", ipath, f"Sparse tensor indices ({iname}) second dimension size does not "
                                   f"match rank of tensor. ({idims[1]} != {len(dims)})", node)
         return
-    if not ok or len(report.problems) != before:
+    if not ok or report.found != before:
         return  # the index values cannot be read meaningfully
     data = _index_values(report, indices, ipath, node, iname, nnz * (idims[1] if len(idims) == 2 else 1))
     if data is None:

@@ -19,9 +19,10 @@ initializers; then each node in order:
 An error of an operator's rule is recorded against the node (strict mode raises them
 all at the end); the reference's other runtime errors (`HardError`) are raised at once.
 
-Function calls are bounded (`MAX_CALL_DEPTH`) and detected when recursive; sub-graph
-nesting is bounded by the decoder's nesting limit.  No recursion depends on the
-number of nodes.
+Function calls are bounded (`MAX_CALL_DEPTH`) and detected when recursive; sub-graphs and
+calls nested in each other are bounded together by `irmodel.limits.MAX_NESTING`, and the
+run has the Python stack that needs (`nesting`).  No recursion depends on the number of
+nodes.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any
 
-from . import lookup, schemas
+from . import lookup, nesting, schemas
 from .context import A_FLOAT, A_FLOATS, A_INT, A_INTS, A_SPARSE_TENSOR, A_TENSOR, InferenceContext, NodeView
 from .. import DecodeError
 from .dims import int32
@@ -39,7 +40,7 @@ from .dataprop import PropagationContext
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
 from .initializers import seed_initializers
-from .nodepass import infer_nodes, nodes_with_graphs
+from .nodepass import empty_node_spans, infer_nodes, nodes_with_graphs
 from .outcomes import data_positions, data_signature, value_signature
 from .slot import Slot
 from .symbols import SymbolTable, materialize
@@ -84,7 +85,7 @@ class Run:
     """State shared by every scope of one inference call."""
 
     __slots__ = ("options", "symbols", "functions", "active", "records", "missing", "depth", "explain", "ops",
-                 "outcomes", "outcomes_by_shape", "propagated")
+                 "outcomes", "outcomes_by_shape", "propagated", "nesting", "allowance")
 
     def __init__(self, options: Options, symbols: SymbolTable | None, functions: dict):
         self.options = options
@@ -94,6 +95,10 @@ class Run:
         self.records: list[GraphRecord] = []
         self.missing: set[tuple[str, str, int]] = set()  # (domain, op_type, since_version)
         self.depth = 0
+        # sub-graphs and calls open now, and how many this thread's stack has room for
+        # (`nesting`: past it the run restarts on a deeper stack, up to MAX_NESTING)
+        self.nesting = 0
+        self.allowance = nesting.allowance()
         self.explain = None  # an explain.Explainer told about each node, when asked for
         # (domain, op_type, opset version) -> (schema, inference fn, propagation fn): the
         # lookups of a node's rules, made once per operator and version (`op_rules`).
@@ -230,8 +235,26 @@ class Scope:
             return  # read from the nodes' bytes, outcomes cached (`nodepass`)
         if len(nodes) > 1:
             nodes[0]  # the first read makes the node decoder; the loop below then binds it, not its stub
+        spans = empty_node_spans(graph, len(nodes))
+        if spans is not None:
+            self._process_nodes_skipping_empty(nodes, spans, binding)
+            return
         for index, node in enumerate(nodes):
             self.process_node(NodeView(node, index, binding))
+
+    def _process_nodes_skipping_empty(self, nodes, spans: list, binding) -> None:
+        """The node loop of a graph with empty NodeProtos (``spans``: each node's start and
+        end in its bytes): an empty node (no op, no names) that changed nothing but flags on
+        its full path (no error recorded) makes every later one a no-op, skipped unread."""
+        empty_inert = None
+        for index in range(len(nodes)):
+            empty = spans[2 * index] == spans[2 * index + 1]
+            if empty and empty_inert:
+                continue
+            errors = len(self.errors)
+            self.process_node(NodeView(nodes[index], index, binding))
+            if empty and empty_inert is None:
+                empty_inert = len(self.errors) == errors
 
     def _seed_initializer(self, name: str, t) -> None:
         slot = self.types.get(name)
@@ -488,6 +511,7 @@ class Scope:
                              "' is already being expanded in the current call chain.")
         if run.depth >= MAX_CALL_DEPTH:
             raise fail_shape("Function calls nested deeper than ", MAX_CALL_DEPTH)
+        nesting.enter(run)
         run.active.add(key)
         run.depth += 1
         try:
@@ -509,6 +533,7 @@ class Scope:
         finally:
             run.active.discard(key)
             run.depth -= 1
+            nesting.leave(run)
 
     def process_function(self, function, formal_in: list, formal_out: list, ctx: InferenceContext) -> None:
         """``Process(FunctionProto&, ctx)``: bind inputs and attributes, infer the body."""
@@ -640,7 +665,11 @@ class GraphInferencer:
         if scope.writable:  # the reference infers function bodies on copies: nothing written
             run.records.append(record)
         sub = Scope(run, scope.opsets, scope.types, scope.shape_data, LATEST_IR_VERSION, record, scope.writable)
-        sub.process_graph(g, self.binding, overrides)
+        nesting.enter(run)
+        try:
+            sub.process_graph(g, self.binding, overrides)
+        finally:
+            nesting.leave(run)
         sub.finalize()
         out = []
         for i, vi in enumerate(g.output):

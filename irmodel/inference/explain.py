@@ -307,7 +307,12 @@ def explain(model: Any, data_prop: bool = False, symbolic: bool = False) -> Expl
     from .api import _fresh_copy, _run_model, inference_mode  # noqa: PLC0415
     from .engine import Options  # noqa: PLC0415
 
-    collector = Explainer()
-    with inference_mode(symbolic) as hooks:
-        _run_model(_fresh_copy(model), Options(data_prop=data_prop or symbolic, symbolic=hooks), collector)
-    return collector.explanation()
+    from .nesting import run_with_room  # noqa: PLC0415
+
+    def run():
+        collector = Explainer()
+        with inference_mode(symbolic) as hooks:
+            _run_model(_fresh_copy(model), Options(data_prop=data_prop or symbolic, symbolic=hooks), collector)
+        return collector.explanation()
+
+    return run_with_room(run)

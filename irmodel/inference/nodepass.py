@@ -89,6 +89,18 @@ def infer_nodes(scope, graph, nodes) -> bool:
     return True
 
 
+def empty_node_spans(graph, count: int) -> list | None:
+    """The spans of ``graph``'s nodes (as `fast_items`) when at least one node is an empty
+    NodeProto and the graph is read from bytes; else None."""
+    found = fast_items(graph, "node", count)
+    if found is None:
+        return None
+    spans = found[1]
+    if not any(map(int.__eq__, spans[0::2], spans[1::2])):
+        return None
+    return spans
+
+
 class _PausedCollector:
     """The cyclic garbage collector paused for a node pass.
 
@@ -179,9 +191,21 @@ class NodePass:
         types = scope.types
         get_type = types.get
         update_type = scope.update_type
+        # Whether an empty NodeProto (no field: no op, no names) changed nothing but the
+        # scope's "unsupported" flag on its first full path: then every later one is skipped
+        # (two million of them are a 4 MB file).  None: none seen yet.
+        empty_inert = None
         matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
         for k, m in enumerate(matches):
             if m is None:
+                if spans[2 * k] == spans[2 * k + 1]:
+                    if empty_inert:
+                        continue
+                    if empty_inert is None:
+                        errors = len(scope.errors)
+                        full(NodeView(nodes[k], k))
+                        empty_inert = len(scope.errors) == errors
+                        continue
                 declined("node", k, "not read by the node pattern")
                 full(NodeView(nodes[k], k))
                 continue

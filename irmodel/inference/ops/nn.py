@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from .. import common as C
 from .. import dims as D
-from ..errors import fail_shape
+from ..errors import fail_shape, fail_type
 from ..registry import infers, no_inference
 from ..types import TensorType
+from ..typestr import ELEM_NAMES
 from .elementwise import same_as_input, set_tensor_shape, tensor_shape
 
 BOOL, INT64_T = 9, 7
@@ -91,7 +92,11 @@ def _norm_axis(ctx, rank: int) -> int:
 def layer_norm(ctx) -> None:
     C.propagate_shape_and_type(ctx)
     a = ctx.attr("stash_type")
-    stash = D.int32(a.i) if a is not None else 1
+    stash = D.int32(a.i) if a is not None else 1  # a C int in the reference
+    if stash not in ELEM_NAMES:
+        # Beyond the reference, which makes any int32 the outputs' elem_type (2**63-1 is
+        # -1 there: a type no tensor has); an error here, so strict mode reports it (I101).
+        raise fail_type("stash_type ", a.i, " of ", ctx.display_name(), " is not a tensor element type")
     for o in (1, 2):
         if ctx.num_outputs > o:
             out = ctx.output(o)
