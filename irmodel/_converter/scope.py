@@ -198,9 +198,9 @@ class Scope:
                 found[n.output[0]] = n
         return found
 
-    def constant(self, name: str):
-        """The value of ``name`` as a numpy array if it is a constant of this or an enclosing
-        scope, else None.  Reads that one tensor only."""
+    def _constant_source(self, name: str):
+        """The initializer or Constant node that holds ``name`` in this or an enclosing
+        scope, else None."""
         if not name:
             return None
         scope: Scope | None = self
@@ -209,13 +209,21 @@ class Scope:
                 scope._constants = scope._collect_constants()
             src = scope._constants.get(name)
             if src is not None:
-                try:
-                    return _constant_value(src)
-                except Exception as e:  # noqa: BLE001 - a malformed tensor: the file's fault
-                    raise StepRefused("V003", f"constant {name!r} cannot be read: "
-                                              f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+                return src
             scope = scope.parent
         return None
+
+    def constant(self, name: str):
+        """The value of ``name`` as a numpy array if it is a constant of this or an enclosing
+        scope, else None.  Reads that one tensor only."""
+        src = self._constant_source(name)
+        if src is None:
+            return None
+        try:
+            return _constant_value(src)
+        except Exception as e:  # noqa: BLE001 - a malformed tensor: the file's fault
+            raise StepRefused("V003", f"constant {name!r} cannot be read: "
+                                      f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
 
     def overridable(self, name: str) -> bool:
         """Is ``name`` a graph input whose initializer is only its default value?"""
@@ -248,6 +256,9 @@ class Scope:
             self._constants[node.output[0]] = node
 
     def _constant_values(self, name: str, kinds: str, what: str, convert) -> list | None:
+        listed = _small_values(self._constant_source(name), kinds)
+        if listed is not None:
+            return [convert(x) for x in listed]
         v = self.constant(name)
         if v is None:
             return None
@@ -301,6 +312,37 @@ class Scope:
 
     def fresh(self, base: str) -> str:
         return self.facts.fresh(base)
+
+
+def _small_values(src, kinds: str) -> list | None:
+    """The values of a small, well-formed constant of an element type of ``kinds``
+    (numpy's kind letters) as a flat list, read without numpy; None for anything else,
+    which `Scope.constant` then reads (and reports).  Why: the steps going below opset 13
+    read an axes or pads list per node, and importing numpy for them would cost a
+    converted model ~10 MiB of memory.  The same values as `_constant_value` gives."""
+    if src is None:
+        return None
+    if src.__class__.__name__ != "TensorProto":
+        for a in src.attribute:  # the first value attribute decides, as in `_constant_value`
+            name = a.name
+            if name == "value":
+                src = a.t
+                break
+            if name in ("value_int", "value_ints"):
+                return None if "i" not in kinds else [a.i] if name == "value_int" else list(a.ints)
+            if name in ("value_float", "value_floats"):
+                return None if "f" not in kinds else [a.f] if name == "value_float" else list(a.floats)
+        else:
+            return None
+    from ..inference.tensordata import DOUBLE, FLOAT, INT32, INT64, is_small, parse_data  # noqa: PLC0415
+
+    code = src.data_type
+    if code not in ((INT64, INT32, FLOAT, DOUBLE) if "f" in kinds else (INT64, INT32)) or not is_small(src):
+        return None
+    try:
+        return parse_data(src, code)
+    except Exception:  # noqa: BLE001 - `Scope.constant` reads it again and says what is wrong
+        return None
 
 
 def _constant_value(src):
