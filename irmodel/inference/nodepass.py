@@ -101,6 +101,28 @@ def empty_node_spans(graph, count: int) -> list | None:
     return spans
 
 
+class EmptyNodes:
+    """Empty NodeProtos (no field: no op, no names) in a node pass.  The first takes the
+    full path; if it changed nothing but the scope's "unsupported" flag (no error), every
+    later one is skipped: two million of them are a 4 MB file."""
+
+    __slots__ = ("scope", "nodes", "full", "inert")
+
+    def __init__(self, scope, nodes, full) -> None:
+        self.scope = scope
+        self.nodes = nodes
+        self.full = full
+        self.inert: bool | None = None  # None: none seen yet
+
+    def process(self, k: int) -> None:
+        if self.inert:
+            return
+        errors = len(self.scope.errors)
+        self.full(NodeView(self.nodes[k], k))
+        if self.inert is None:
+            self.inert = len(self.scope.errors) == errors
+
+
 class _PausedCollector:
     """The cyclic garbage collector paused for a node pass.
 
@@ -191,21 +213,13 @@ class NodePass:
         types = scope.types
         get_type = types.get
         update_type = scope.update_type
-        # Whether an empty NodeProto (no field: no op, no names) changed nothing but the
-        # scope's "unsupported" flag on its first full path: then every later one is skipped
-        # (two million of them are a 4 MB file).  None: none seen yet.
-        empty_inert = None
+        empties = EmptyNodes(scope, nodes, full)
         matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
         for k, m in enumerate(matches):
             if m is None:
                 if spans[2 * k] == spans[2 * k + 1]:
-                    if empty_inert:
-                        continue
-                    if empty_inert is None:
-                        errors = len(scope.errors)
-                        full(NodeView(nodes[k], k))
-                        empty_inert = len(scope.errors) == errors
-                        continue
+                    empties.process(k)
+                    continue
                 declined("node", k, "not read by the node pattern")
                 full(NodeView(nodes[k], k))
                 continue
@@ -463,9 +477,13 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
     get_type = types.get
     shape_data = scope.shape_data
     full = scope.process_node
+    empties = EmptyNodes(scope, nodes, full)
     matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
     for k, m in enumerate(matches):
         if m is None:
+            if spans[2 * k] == spans[2 * k + 1]:
+                empties.process(k)
+                continue
             declined("node", k, "not read by the node pattern")
             full(NodeView(nodes[k], k))
             continue

@@ -33,7 +33,7 @@ def _count_process_node(monkeypatch) -> collections.Counter:
     return calls
 
 
-@pytest.mark.parametrize("run", ["infer_shapes", "data_prop", "explain"])
+@pytest.mark.parametrize("run", ["infer_shapes", "data_prop", "symbolic", "explain"])
 def test_empty_nodes_are_inferred_once_whatever_their_number(monkeypatch, run):
     calls = _count_process_node(monkeypatch)
     counts = []
@@ -43,7 +43,7 @@ def test_empty_nodes_are_inferred_once_whatever_their_number(monkeypatch, run):
         if run == "explain":
             assert explain(m).as_dict()["operators_without_inference"][0]["op_type"] == ""
         else:
-            infer_shapes(m, strict_mode=True, data_prop=run == "data_prop")
+            infer_shapes(m, strict_mode=True, data_prop=run == "data_prop", symbolic=run == "symbolic")
         counts.append(calls["node"])
     assert counts == [1, 1]
 
