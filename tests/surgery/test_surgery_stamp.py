@@ -85,9 +85,9 @@ def test_inliner_uses_the_stamp_for_plain_bodies(monkeypatch):
     stamped = []
     real = BodyTemplate.stamp
 
-    def counting(self, renamer):
+    def counting(self, renamer, out):
         stamped.append(1)
-        return real(self, renamer)
+        return real(self, renamer, out)
 
     monkeypatch.setattr(BodyTemplate, "stamp", counting)
     inliner.inline_local_functions(irmodel.loads(irmodel.dumps(_model(4, False)), "ModelProto"))
