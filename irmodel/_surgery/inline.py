@@ -31,7 +31,7 @@ from .naming import CallRenamer, NameGenerator
 from .opsets import changed_operators, opset_map
 from .scope import call_key, own_key, subgraphs
 from .share import adopt_origin
-from .stamp import BodyTemplate, NodeBytes
+from .stamp import BodyTemplate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -214,20 +214,17 @@ class _Inliner:
         meanwhile sees the model as onnx's inliner has it at that point."""
         nodes = list(holder.node)
         holder.ClearField("node")
-        stamped = NodeBytes(holder)
         for node in nodes:
-            self._append(node, holder, stamped)
-        stamped.flush()
+            self._append(node, holder)
 
-    def _append(self, node: Any, holder: Any, stamped: NodeBytes) -> None:
+    def _append(self, node: Any, holder: Any) -> None:
         template = self._template(node)
         if template is not None:
             self.count += 1
             renamer = CallRenamer(f"__{self.count}", self.names)
             renamer.bind(node, template.function)
-            template.stamp(renamer, stamped)
+            holder.node.extend(template.stamp(renamer))
             return
-        stamped.flush()
         body = self.callee(node)
         if body is None:
             for g in subgraphs(node):
@@ -247,7 +244,7 @@ class _Inliner:
             if v.name not in actual:
                 holder.value_info.append(shared_copy(v))
         for inner in list(body.node):
-            self._append(inner, holder, stamped)
+            self._append(inner, holder)
 
 
     def _convert(self, call: Any, body: Any, target: int) -> None:

@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 _INPUT, _OUTPUT, _NAME = (number("NodeProto", f) for f in ("input", "output", "name"))
 _INPUT_TAG, _OUTPUT_TAG, _NAME_TAG = (encode_varint(tag("NodeProto", f, LEN)) for f in ("input", "output", "name"))
 assert _INPUT < _OUTPUT < _NAME == 3, "a plain node's names are its first three fields"
-#: The ``node`` field's tag by the type of what holds the nodes.
-_NODE_TAGS = {name: encode_varint(tag(name, "node", LEN)) for name in ("GraphProto", "FunctionProto")}
 
 
 def _plain_node(node: Any) -> tuple | None:
@@ -66,10 +64,7 @@ def _plain_node(node: Any) -> tuple | None:
 
 
 def _string_field(tag: bytes, text: str) -> bytes:
-    return _string_field_bytes(tag, text.encode("utf-8"))
-
-
-def _string_field_bytes(tag: bytes, raw: bytes) -> bytes:
+    raw = text.encode("utf-8")
     return tag + encode_varint(len(raw)) + raw
 
 
@@ -79,6 +74,7 @@ class BodyTemplate:
     def __init__(self, function: Any, nodes: list) -> None:
         self.function = function
         self.nodes = nodes
+        self.node_type = type(function.node[0])  # `make` gives no template to an empty body
 
     @classmethod
     def make(cls, function: Any, expands: Callable[[Any], bool]) -> BodyTemplate | None:
@@ -96,10 +92,10 @@ class BodyTemplate:
             nodes.append(plain)
         return cls(function, nodes)
 
-    def stamp(self, renamer: Any, out: NodeBytes) -> None:
-        """Add to ``out`` the body's nodes for one call, renamed by ``renamer`` (bound to
-        the call), as the bytes of its holder's ``node`` fields: no message is made here."""
-        lookup, unique, node_tag, pieces = renamer._lookup, renamer.unique, out.node_tag, out.pieces
+    def stamp(self, renamer: Any) -> list:
+        """The body's nodes for one call, renamed by ``renamer`` (bound to the call)."""
+        lookup, unique, make = renamer._lookup, renamer.unique, self.node_type.FromString
+        out = []
         for name, inputs, outputs, rest in self.nodes:
             new_name = unique(name) if name else name  # the general way's order: name, inputs, outputs
             parts = [_string_field(_INPUT_TAG, lookup(x, False)) for x in inputs]
@@ -107,25 +103,5 @@ class BodyTemplate:
             if new_name is not None:
                 parts.append(_string_field(_NAME_TAG, new_name))
             parts.append(rest)
-            pieces.append(_string_field_bytes(node_tag, b"".join(parts)))
-
-
-class NodeBytes:
-    """Nodes for a graph or function, gathered as the bytes of its ``node`` fields and
-    merged into it in one `MergeFromString`, which keeps them as spans of one buffer,
-    decoded when read: making each stamped node a message costs a scan per node (75,000
-    nodes: about 2 s), and a save of nodes that are still exactly their bytes copies them
-    without walking them.  ``flush`` before anything else appends to the holder, so that
-    the order of its nodes is the order they were made in."""
-
-    __slots__ = ("holder", "node_tag", "pieces")
-
-    def __init__(self, holder: Any) -> None:
-        self.holder = holder
-        self.node_tag = _NODE_TAGS[type(holder).__qualname__]
-        self.pieces: list = []
-
-    def flush(self) -> None:
-        if self.pieces:
-            self.holder.MergeFromString(b"".join(self.pieces))
-            self.pieces = []
+            out.append(make(b"".join(parts)))
+        return out

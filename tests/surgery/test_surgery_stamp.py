@@ -85,9 +85,9 @@ def test_inliner_uses_the_stamp_for_plain_bodies(monkeypatch):
     stamped = []
     real = BodyTemplate.stamp
 
-    def counting(self, renamer, out):
+    def counting(self, renamer):
         stamped.append(1)
-        return real(self, renamer, out)
+        return real(self, renamer)
 
     monkeypatch.setattr(BodyTemplate, "stamp", counting)
     inliner.inline_local_functions(irmodel.loads(irmodel.dumps(_model(4, False)), "ModelProto"))
