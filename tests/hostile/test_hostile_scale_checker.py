@@ -19,6 +19,7 @@ import irmodel
 from irmodel import helper as h, limits
 from irmodel.checker import check_model
 from irmodel.checker.graph import Walker
+from wirefmt import encode_varint as _varint
 
 import hostile_models as hm
 
@@ -62,16 +63,6 @@ def _model(graph_bytes: bytes) -> bytes:
     return head + b"\x3a" + _varint(len(graph_bytes)) + graph_bytes
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def _frame(node: bytes) -> bytes:
