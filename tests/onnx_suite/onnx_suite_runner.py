@@ -52,6 +52,8 @@ SUITE_FILES = [
     "printer_test.py",
     "parser_test.py",
     "version_converter_test.py",
+    "version_converter/automatic_upgrade_test.py",
+    "version_converter/automatic_downgrade_test.py",
     "utils_test.py",
     "inliner_test.py",
     "compose_test.py",
@@ -185,7 +187,8 @@ def _pattern(entry: str) -> re.Pattern:
 
 
 def judge(file: str, run: FileRun, entries: list[str]) -> Verdict:
-    mine = [e for e in entries if e == file or e.startswith(file + "::")]
+    name = os.path.basename(file)  # tests are named by the file's name (`run_file`)
+    mine = [e for e in entries if e == name or e.startswith(name + "::")]
     patterns = {e: _pattern(e) for e in mine}
     failing = sorted(i for i, o in run.outcomes.items() if o in ("failed", "error"))
     passing = sorted(i for i, o in run.outcomes.items() if o == "passed")
@@ -199,12 +202,16 @@ def judge(file: str, run: FileRun, entries: list[str]) -> Verdict:
 # -- running ------------------------------------------------------------------------------
 
 def run_file(file: str, tests_dir: str, work_dir: str, python: str = sys.executable) -> FileRun:
-    """The outcomes of one of onnx's test files run against irmodel."""
+    """The outcomes of one of onnx's test files run against irmodel.  ``file`` may name a
+    file in a sub-directory of ``tests/python`` (``version_converter/..._test.py``): it
+    runs beside the modules of its own directory, and its tests are named by its file name."""
     run_dir = os.path.join(work_dir, file.removesuffix(".py"))
     os.makedirs(run_dir, exist_ok=True)
-    for name in os.listdir(tests_dir):  # the file and any helper module beside it
+    source_dir = os.path.join(tests_dir, os.path.dirname(file))
+    for name in os.listdir(source_dir):  # the file and any helper module beside it
         if name.endswith(".py"):
-            shutil.copy(os.path.join(tests_dir, name), run_dir)
+            shutil.copy(os.path.join(source_dir, name), run_dir)
+    file = os.path.basename(file)
     with open(os.path.join(run_dir, "pytest.ini"), "w", encoding="utf-8") as f:
         f.write("[pytest]\n")  # onnx's own pytest options are not ours
     out = os.path.join(run_dir, "outcomes.json")
