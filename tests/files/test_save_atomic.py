@@ -444,6 +444,12 @@ if way == "named":
     irmodel._files.atomic._O_TMPFILE = None
 model = irmodel.loads(open(source, "rb").read())
 irmodel.dumps(model)
+# Every save path below once as root, into a directory of root's: whatever a save imports
+# on first use (the list above is not kept by hand in step with the save) is imported now.
+import tempfile
+with tempfile.TemporaryDirectory() as warm:
+    for kw in ({}, {"save_as_external_data": True, "size_threshold": 0}):  # a save to external data marks
+        irmodel.save(irmodel.loads(irmodel.dumps(model)), os.path.join(warm, "warm.onnx"), **kw)  # its model
 if os.geteuid() == 0:  # root ignores permissions: become nobody (imports are done)
     os.setgid(65534)
     os.setuid(65534)
