@@ -101,20 +101,27 @@ def empty_node_spans(graph, count: int) -> list | None:
     return spans
 
 
-class EmptyNodes:
-    """Empty NodeProtos (no field: no op, no names) in a node pass.  The first takes the
-    full path; if it changed nothing but the scope's "unsupported" flag (no error), every
-    later one is skipped: two million of them are a 4 MB file."""
+class UnreadNodes:
+    """The nodes of a node pass that the node pattern does not read: each takes the full
+    path, except empty NodeProtos (no field: no op, no names).  The first empty one takes
+    the full path; if it changed nothing but the scope's "unsupported" flag (no error),
+    every later one is skipped: two million of them are a 4 MB file."""
 
-    __slots__ = ("scope", "nodes", "full", "inert")
+    __slots__ = ("scope", "nodes", "spans", "full", "inert")
 
-    def __init__(self, scope, nodes, full) -> None:
+    def __init__(self, scope, nodes, spans, full) -> None:
         self.scope = scope
         self.nodes = nodes
+        self.spans = spans
         self.full = full
-        self.inert: bool | None = None  # None: none seen yet
+        self.inert: bool | None = None  # None: no empty node seen yet
 
     def process(self, k: int) -> None:
+        spans = self.spans
+        if spans[2 * k] != spans[2 * k + 1]:
+            declined("node", k, "not read by the node pattern")
+            self.full(NodeView(self.nodes[k], k))
+            return
         if self.inert:
             return
         errors = len(self.scope.errors)
@@ -213,15 +220,11 @@ class NodePass:
         types = scope.types
         get_type = types.get
         update_type = scope.update_type
-        empties = EmptyNodes(scope, nodes, full)
+        unread = UnreadNodes(scope, nodes, spans, full)
         matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
         for k, m in enumerate(matches):
             if m is None:
-                if spans[2 * k] == spans[2 * k + 1]:
-                    empties.process(k)
-                    continue
-                declined("node", k, "not read by the node pattern")
-                full(NodeView(nodes[k], k))
+                unread.process(k)
                 continue
             ins, outs, kind_bytes = m.group(1, 2, 3)  # kind_bytes: op_type to domain (attributes, doc_string)
             try:  # one or two names: inline (most nodes have one output, one or two inputs)
@@ -477,15 +480,11 @@ def infer_nodes_symbolic(scope, nodes, src, spans) -> None:
     get_type = types.get
     shape_data = scope.shape_data
     full = scope.process_node
-    empties = EmptyNodes(scope, nodes, full)
+    unread = UnreadNodes(scope, nodes, spans, full)
     matches = map(node_pattern().fullmatch, repeat(src), spans[0::2], spans[1::2])
     for k, m in enumerate(matches):
         if m is None:
-            if spans[2 * k] == spans[2 * k + 1]:
-                empties.process(k)
-                continue
-            declined("node", k, "not read by the node pattern")
-            full(NodeView(nodes[k], k))
+            unread.process(k)
             continue
         ins, outs, op, attrs, dom = m.group(1, 2, 4, 5, 6)
         try:
