@@ -160,8 +160,10 @@ def test_an_error_on_a_copying_thread_is_raised_and_nothing_is_left(tmp_path, mo
 
 def test_threads_stop_at_the_first_error_and_close_their_descriptors(tmp_path):
     done: list = []
+    duplicates: set[int] = set()
 
     def work(src, dst, piece, stop):
+        duplicates.update((src, dst))
         for step in range(50):
             if stop():
                 return
@@ -177,7 +179,15 @@ def test_threads_stop_at_the_first_error_and_close_their_descriptors(tmp_path):
         before = set(os.listdir("/proc/self/fd"))
         with pytest.raises(OSError, match="piece 0 failed"):
             filecopy._on_threads(a.fileno(), b.fileno(), [0, 1, 2], work)
-        assert set(os.listdir("/proc/self/fd")) == before
+        after = {int(fd) for fd in os.listdir("/proc/self/fd")}
+        assert {a.fileno(), b.fileno()} <= after  # the caller's own descriptors stay open
+        assert after <= {int(fd) for fd in before}  # nothing new left open (<=: the collector
+        # may close earlier tests' model descriptors meanwhile)
+        assert len(duplicates) == 2 and not duplicates & {a.fileno(), b.fileno()}
+        for fd in duplicates:  # each duplicate closed (listdir's own descriptor may reuse one)
+            with pytest.raises(OSError) as closed:
+                os.fstat(fd)
+            assert closed.value.errno == errno.EBADF
     assert done.count(0) == 3 and done.count(1) < 50 and done.count(2) < 50  # the others stopped early
 
 
