@@ -324,26 +324,29 @@ def _save_protobuf(model: Any, f: Any, save_as_external_data: bool, all_tensors_
                          "written for the tensors moved to data files")
     # Only a model has data files of its own; any other message is written as it is.
     if isinstance(f, (str, os.PathLike)) and getattr(model, "_type_name", "ModelProto") == "ModelProto":
-        if _has_pending_external_data(model):
-            # The data files and the model in one atomic step, as any external-data save.
+        tensors = _external_tensors(model)  # one walk serves both questions below
+        if any(t.HasField("raw_data") for t in tensors):
+            # Tensors marked external that still hold ``raw_data`` (after
+            # `convert_model_to_external_data` or ``set_external_data``): onnx's
+            # ``save_model`` writes their data files; the data files and the model are
+            # written in one atomic step, as any external-data save.
             from ._files.external_write import save_with_external_data  # noqa: PLC0415
 
             save_with_external_data(model, f, size_threshold=_CONVERT_NOTHING)
             return
-        _carry_external_data(model, os.path.abspath(os.fspath(f)))
+        _carry_external_data(model, os.path.abspath(os.fspath(f)), tensors)
     from .io import save_message  # noqa: PLC0415
 
     save_message(model, f)
 
 
-def _has_pending_external_data(model: Any) -> bool:
-    """Whether tensors are marked external but still hold ``raw_data`` (after
-    `convert_model_to_external_data` or ``set_external_data``): onnx's ``save_model``
-    writes their data files."""
+def _external_tensors(model: Any) -> list:
+    """The tensors of ``model`` marked external, in the reference's order; the nodes that
+    cannot hold one are skipped by their bytes (`irmodel._wireview.holders`)."""
     from ._files.external_data import external_tensors  # noqa: PLC0415
     from ._wireview.holders import tensor_holders  # noqa: PLC0415
 
-    return any(t.HasField("raw_data") for t in external_tensors(model, tensor_holders))
+    return list(external_tensors(model, tensor_holders))
 
 
 #: A size no tensor reaches: `save_with_external_data` then converts no further tensor
@@ -351,9 +354,10 @@ def _has_pending_external_data(model: Any) -> bool:
 _CONVERT_NOTHING = 1 << 62
 
 
-def _carry_external_data(model: Any, path: str) -> None:
-    """Copy the data files of a loaded model's external tensors next to ``path`` when it is
-    in another directory, so that the saved model's locations hold there too.
+def _carry_external_data(model: Any, path: str, tensors: list) -> None:
+    """Copy the data files of a loaded model's external tensors (``tensors``, all of them)
+    next to ``path`` when it is in another directory, so that the saved model's
+    locations hold there too.
 
     onnx's ``load_model`` reads external data into the tensors, so its ``save_model``
     writes a complete model anywhere; irmodel keeps that data in its files until it is
@@ -361,6 +365,8 @@ def _carry_external_data(model: Any, path: str) -> None:
     checksum stays true).  A model loaded with ``load_external_data=False`` is saved as
     it is, its locations left to the caller, as onnx leaves them.
     """
+    if not tensors:
+        return
     from ._files.origin import origin_of  # noqa: PLC0415
 
     origin = origin_of(model)
@@ -368,12 +374,6 @@ def _carry_external_data(model: Any, path: str) -> None:
         return
     target = os.path.dirname(os.path.abspath(path))
     if os.path.realpath(target) == os.path.realpath(origin.base_dir):
-        return
-    from ._files.external_data import external_tensors  # noqa: PLC0415
-    from ._wireview.holders import tensor_holders  # noqa: PLC0415
-
-    tensors = list(external_tensors(model, tensor_holders))  # (plain nodes skipped, read from their bytes)
-    if not tensors:
         return
     from ._files.external_write import copy_external_data  # noqa: PLC0415
 

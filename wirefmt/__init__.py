@@ -25,6 +25,7 @@ _LAZY = {
     "from_dict": "jsonform", "to_dict": "jsonform",
     "Message": "message", "build_classes": "message", "exact_span": "message", "item_spans": "message",
     "items_in_buffer": "message", "shared_copy": "message",
+    "ItemSources": "itemsource", "adopt_items": "itemsource", "item_sources": "itemsource",
     "Field": "reader", "iter_fields": "reader", "read_field": "reader", "read_tag": "reader",
     "skip_group": "reader", "unpack_fixed": "reader", "unpack_varints": "reader",
     "use_generated_scanners": "scan", "wrap_generated_scanners": "scan", "ScanHints": "scangen",
@@ -55,6 +56,7 @@ __all__ = [
     "zigzag_decode", "zigzag_encode", "SpanCopier", "StreamWriter", "encode_packed_body",
     "encode_scalar", "tag", "Message", "build_classes", "EnumType", "use_generated_scanners",
     "wrap_generated_scanners", "ScanHints",
-    "exact_span", "item_spans", "items_in_buffer", "shared_copy", "dumps_message", "write_message", "to_dict",
+    "exact_span", "item_spans", "items_in_buffer", "ItemSources", "item_sources", "adopt_items", "shared_copy",
+    "dumps_message", "write_message", "to_dict",
     "from_dict",
 ]

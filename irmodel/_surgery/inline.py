@@ -24,14 +24,17 @@ checker does.
 
 from __future__ import annotations
 
-from wirefmt import shared_copy
+from wirefmt import adopt_items, encode_varint, shared_copy
+from wirefmt.schema import LEN
+
+from .._wireview.fields import tag as field_tag
 
 from .errors import SurgeryError
 from .naming import CallRenamer, NameGenerator
 from .opsets import changed_operators, opset_map
 from .scope import call_key, own_key, subgraphs
 from .share import adopt_origin
-from .stamp import BodyTemplate
+from .stamp import BodyTemplate, records
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -127,6 +130,11 @@ def bind_attributes(call: Any, function: Any) -> None:
 
 # -- the inliner ---------------------------------------------------------------------------------
 
+def _node_tag(holder: Any) -> bytes:
+    """The tag of ``holder``'s ``node`` field (a GraphProto's or a FunctionProto's)."""
+    return encode_varint(field_tag(holder._type_name, "node", LEN))
+
+
 class _Inliner:
     """One run over a model: which calls to inline, with what, and the names in use."""
 
@@ -149,7 +157,7 @@ class _Inliner:
         if key not in self.templates:
             entry = self.functions.get(key)
             self.templates[key] = None if entry is None or entry[1] is not None else BodyTemplate.make(
-                entry[0], lambda n: self.wanted(n.domain, n.op_type) and call_key(n) in self.functions)
+                entry[0], self._inlined)
         return self.templates[key]
 
     def callee(self, node: Any) -> Any:
@@ -213,9 +221,56 @@ class _Inliner:
         The nodes are appended to ``holder`` as they are made, so that a body built
         meanwhile sees the model as onnx's inliner has it at that point."""
         nodes = list(holder.node)
+        if self._stamp_all(holder, nodes):
+            return
         holder.ClearField("node")
         for node in nodes:
             self._append(node, holder)
+
+    def _stamp_all(self, holder: Any, nodes: list) -> bool:
+        """Inline ``holder``'s calls as bytes when every call has a plain body and no other
+        node needs anything (no sub-graph, no call of a function without a template);
+        False when not, nothing done then.
+
+        The new node list is one buffer (`wirefmt.adopt_items`): the kept nodes' bytes and
+        the stamped ones, each read as a message only when somebody reads it, and a save
+        copies them as one run.  Made one by one, 75,000 stamped nodes cost a scan each
+        (`stamp`'s module).  The names are given in the general way's order: the same
+        result.  A holder without a call is left as it is.
+        """
+        if self.schemas:
+            return False
+        templates = []
+        for node in nodes:
+            template = self._template(node)
+            if template is None and (self._inlined(node) or any(True for _ in subgraphs(node))):
+                return False
+            templates.append(template)
+        if not any(templates):
+            return True
+        depth = holder._depth
+        parts: list = []
+        tag = _node_tag(holder)
+        kept: list = []
+        for node, template in zip(nodes, templates):
+            if template is None:
+                kept.append(node.SerializeToString())
+                continue
+            if kept:
+                parts += records(tag, kept)
+                kept = []
+            self.count += 1
+            renamer = CallRenamer(f"__{self.count}", self.names)
+            renamer.bind(node, template.function)
+            parts += template.node_bytes(renamer, tag)
+            depth = min(depth, template.function._depth)
+        parts += records(tag, kept)
+        adopt_items(holder, "node", b"".join(parts), depth)
+        return True
+
+    def _inlined(self, node: Any) -> bool:
+        """Whether ``node`` is a call this run inlines (schema functions aside)."""
+        return self.wanted(node.domain, node.op_type) and call_key(node) in self.functions
 
     def _append(self, node: Any, holder: Any) -> None:
         template = self._template(node)

@@ -95,19 +95,38 @@ class CallRenamer:
                 return scope[name]
         return self._rename(name) if defines else name
 
+    def node_names(self, name: str, inputs: list, outputs: list) -> tuple:
+        """The new name, inputs and outputs of a body node named ``name`` reading ``inputs``
+        and writing ``outputs``, made in onnx's order (name, inputs, outputs).
+
+        Tuned (the inliner's stamp calls it for every node of every call: 75,000 times for
+        3,000 calls of a 25-node body): in the call's own scope, which is all a body
+        without sub-graphs has, the scope lookups are inlined."""
+        create, suffix = self.generator.create, self.suffix
+        new_name = create(name + suffix) if name else name
+        if len(self.scopes) > 1:
+            lookup = self._lookup
+            return new_name, [lookup(x, False) for x in inputs], [lookup(x, True) for x in outputs]
+        scope = self.scopes[0]
+        get = scope.get
+        new_inputs = [get(x, x) if x else x for x in inputs]  # (an outer name stays as it is)
+        new_outputs = []
+        for x in outputs:
+            y = get(x)
+            if y is None:
+                y = scope[x] = create(x + suffix) if x else x
+            new_outputs.append(y)
+        return new_name, new_inputs, new_outputs
+
     def node(self, node: Any) -> None:
-        if node.name:
-            node.name = self.unique(node.name)
-        ins = node.input
-        for i, name in enumerate(list(ins)):
-            new = self._lookup(name, False)
-            if new != name:
-                ins[i] = new
-        outs = node.output
-        for i, name in enumerate(list(outs)):
-            new = self._lookup(name, True)
-            if new != name:
-                outs[i] = new
+        new_name, new_inputs, new_outputs = self.node_names(node.name, node.input, node.output)
+        if new_name != node.name:
+            node.name = new_name
+        for field, old, new in ((node.input, list(node.input), new_inputs),
+                                (node.output, list(node.output), new_outputs)):
+            for i, (a, b) in enumerate(zip(old, new)):
+                if a != b:
+                    field[i] = b
         for attr in node.attribute:
             if attr.HasField("g"):
                 self.graph(attr.g)

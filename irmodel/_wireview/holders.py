@@ -20,7 +20,7 @@ from __future__ import annotations
 from itertools import compress
 from operator import sub
 
-from wirefmt.message import items_in_buffer
+from wirefmt.itemsource import item_sources
 
 from .fastpath import declined, fast_paths_on
 from .nodes import node_op
@@ -28,8 +28,11 @@ from .nodes import node_op
 
 def tensor_holders(container, depth: int) -> list | None:
     """The indices, in order, of the nodes of ``container`` (a GraphProto or a
-    FunctionProto) that may hold a tensor or a graph; None when the byte readers do
-    not run for it (fast paths off, a container changed in memory): walk every node.
+    FunctionProto) that may hold a tensor or a graph, or that changed since they were
+    read (their bytes are stale); None when the byte readers do not run for it (fast
+    paths off, a node list changed in memory): walk every node.  The nodes may be the
+    container's own bytes or a list adopted from other bytes (`wirefmt.adopt_items`:
+    an inlined graph's stamped nodes).
     ``depth``: the nodes' nesting depth as the message path sees it (2 for a model's
     main graph), which bounds group skipping as there.
 
@@ -38,14 +41,19 @@ def tensor_holders(container, depth: int) -> list | None:
     (300,000 attributes in one node cost 25 s as messages, 0.6 s read here)."""
     if not fast_paths_on():
         return None
-    found = items_in_buffer(container, "node")
+    found = item_sources(container, "node")
     if found is None:
         return None
-    src, spans = found
+    src, spans, changed = found
     starts, ends = spans[0::2], spans[1::2]
+    stale = set(changed)
     out = []
     for i in compress(range(len(starts)), map(sub, ends, starts)):  # the non-empty nodes
-        if node_op(src, starts[i], ends[i], depth) is None:
+        if i in stale:
+            out.append(i)
+        elif node_op(src, starts[i], ends[i], depth) is None:
             declined("holders", i, "may hold a tensor or a graph, or not read as a plain node")
             out.append(i)
+    if stale:  # a changed node emptied: made too (its span says empty, it is not)
+        out = sorted(stale.union(out))
     return out

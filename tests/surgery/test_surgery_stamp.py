@@ -83,13 +83,58 @@ def test_stamped_result_is_onnx_result(clash):
 def test_inliner_uses_the_stamp_for_plain_bodies(monkeypatch):
     """The path is taken (a call counted by the template), not only equal by accident."""
     stamped = []
-    real = BodyTemplate.stamp
+    real = BodyTemplate.node_bytes
 
-    def counting(self, renamer):
+    def counting(self, *args):
         stamped.append(1)
-        return real(self, renamer)
+        return real(self, *args)
 
-    monkeypatch.setattr(BodyTemplate, "stamp", counting)
+    monkeypatch.setattr(BodyTemplate, "node_bytes", counting)
     inliner.inline_local_functions(irmodel.loads(irmodel.dumps(_model(4, False)), "ModelProto"))
     assert len(stamped) == 4
     assert inline_module.BodyTemplate is BodyTemplate
+
+
+def test_stamped_nodes_are_read_from_their_bytes_by_the_external_data_walk():
+    """The inlined graph's nodes are one adopted list (`wirefmt.adopt_items`): the walk
+    for external data reads them from their bytes (none may hold an external tensor: the
+    Constants hold theirs in the node) and makes only a node changed since."""
+    from irmodel._wireview.holders import tensor_holders
+
+    m = inliner.inline_local_functions(irmodel.loads(irmodel.dumps(_model(40, True)), "ModelProto"))
+    assert tensor_holders(m.graph, 2) == []
+    m.graph.node[5].name = "edited"
+    assert tensor_holders(m.graph, 2) == [5]
+
+
+def test_stamped_model_with_external_data_saves_elsewhere_as_the_general_one(tmp_path):
+    """Saved to another directory, the stamped result carries its data file along and
+    reads back as the general way's result."""
+    src_dir, a, b = tmp_path / "src", tmp_path / "a", tmp_path / "b"
+    for d in (src_dir, a, b):
+        d.mkdir()
+    model = _model(30, False)
+    import numpy as np
+    model.graph.initializer.append(irmodel.numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "in"))
+    irmodel.save(model, str(src_dir / "m.onnx"), save_as_external_data=True, size_threshold=0,
+                 location="w.bin")
+    loaded = irmodel.load(str(src_dir / "m.onnx"))
+    irmodel.save(inliner.inline_local_functions(loaded), str(a / "m.onnx"))
+    irmodel.save(_general(loaded), str(b / "m.onnx"))
+    assert (a / "w.bin").read_bytes() == (src_dir / "w.bin").read_bytes()
+    assert (a / "m.onnx").read_bytes() == (b / "m.onnx").read_bytes()
+    back = irmodel.load(str(a / "m.onnx"))
+    assert irmodel.numpy_helper.to_array(back.graph.initializer[0]).tolist() == [1.0, 2.0]
+
+
+def test_a_holder_with_a_sub_graph_takes_the_general_way():
+    m = _model(3, False)
+    then = helper.make_graph([helper.make_node("Identity", ["h2"], ["o"])], "then", [],
+                             [helper.make_tensor_value_info("o", F, [2])])
+    m.graph.node.append(helper.make_node("If", ["cond"], ["r"], then_branch=then, else_branch=then))
+    m = irmodel.loads(irmodel.dumps(m), "ModelProto")
+    from wirefmt import item_sources
+
+    result = inliner.inline_local_functions(m)
+    assert item_sources(result.graph, "node") is None  # built node by node
+    assert irmodel.dumps(result) == irmodel.dumps(_general(m))
