@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 from wirefmt.records import named_tuple
 
 # The table's data and the names of its columns' values (`irmodel._dtypes.table`), re-exported.
-from .table import (F32, C64, F64, C128, BITS16, BITS8, BITS6, NIB4, NIB2, I32, I64, U64, STR, FLOATING,
+from .table import (CODE, F32, C64, F64, C128, BITS16, BITS8, BITS6, NIB4, NIB2, I32, I64, U64, STR, FLOATING,
                     INTEGER, BOOLEAN, COMPLEX, TEXT, NAN_IEEE, NAN_FN, NAN_UZ, NAN_NONE, ROWS)
 
 _FIELD_OF_KIND = {F32: "float_data", C64: "float_data", F64: "double_data", C128: "double_data",
@@ -104,8 +104,8 @@ class ElemType(_ElemTypeFields):
 
 ELEM_TYPES: dict[int, ElemType] = {r[0]: ElemType(*r[:8], Minifloat(*r[8]) if r[8] is not None else None)
                                    for r in ROWS}
-UNDEFINED = 0
-STRING = 8
+UNDEFINED = 0  # (no row: the code of no type)
+STRING = CODE["STRING"]
 
 _np_cache: dict = {}
 _from_np_cache: dict = {}

@@ -81,5 +81,8 @@ ROWS = [
     (28, "FLOAT6E3M2", "ml_dtypes.float6_e3m2fn", BITS6, 6, FLOATING, False, "", _E3M2),
 ]
 
+#: Each type's code by its name (``CODE["INT64"]`` is 7): for code that names a type.
+CODE: dict[str, int] = {r[1]: r[0] for r in ROWS}
+
 #: The width in bits of one element of each type in ``raw_data`` (0: STRING).
 ELEM_BITS: dict[int, int] = {r[0]: r[4] for r in ROWS}

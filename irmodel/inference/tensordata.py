@@ -19,6 +19,7 @@ import struct
 
 from wirefmt import exact_span
 
+from .._dtypes.table import CODE
 from .._wireview.tensorscan import tensor_values
 from ..limits import element_count as _bounded_count
 from ..limits import MAX_VALUE_ELEMENTS, is_too_large
@@ -27,7 +28,7 @@ from .errors import fail_shape
 
 MAX_CONSTANT_ELEMENTS = MAX_VALUE_ELEMENTS  # (`irmodel.limits`: the same bound as a propagated value's)
 
-INT64, INT32, FLOAT, DOUBLE = 7, 6, 1, 11
+INT64, INT32, FLOAT, DOUBLE = (CODE[name] for name in ("INT64", "INT32", "FLOAT", "DOUBLE"))
 _FORMATS = {INT64: ("q", 8, "int64_data"), INT32: ("i", 4, "int32_data"),
             FLOAT: ("f", 4, "float_data"), DOUBLE: ("d", 8, "double_data")}
 _NAMES = {INT64: "int64", INT32: "int32", FLOAT: "float", DOUBLE: "double"}
