@@ -11,6 +11,27 @@ from .base import FLOAT, INT64, BodyBuilder, NodeAttributes, float32, tensor_ele
 _STASH_TYPES = (1, 10, 11, 16)  # float, float16, double, bfloat16
 
 
+def _deviation_and_stddev(b: BodyBuilder, x: str, mean: str, axes_input: str | None = None,
+                          axes_attribute: list | None = None) -> None:
+    """``Deviation`` (``x`` minus its ``mean``) and ``StdDev`` (the square root of the mean of
+    squares minus the square of the mean, plus ``Epsilon``) over the axes given as an input
+    or (ReduceMean before 18) an attribute: the statistics Layer- and GroupNormalization
+    share, with the reference's names."""
+    if axes_attribute is not None:
+        b.add("ReduceMean", [x], [mean], axes=axes_attribute)
+        b.add("Mul", [x, x], ["Square"])
+        b.add("ReduceMean", ["Square"], ["MeanOfSquare"], axes=axes_attribute)
+    else:
+        b.add("ReduceMean", [x, axes_input], [mean])
+        b.add("Mul", [x, x], ["Square"])
+        b.add("ReduceMean", ["Square", axes_input], ["MeanOfSquare"])
+    b.add("Mul", [mean, mean], ["SquareOfMean"])
+    b.add("Sub", ["MeanOfSquare", "SquareOfMean"], ["Var"])
+    b.add("Add", ["Var", "Epsilon"], ["VarPlusEpsilon"])
+    b.add("Sqrt", ["VarPlusEpsilon"], ["StdDev"])
+    b.add("Sub", [x, mean], ["Deviation"])
+
+
 def _layer_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, version: int) -> bool:
     """LayerNormalization: statistics over the axes from ``axis`` on, in ``stash_type``.
 
@@ -41,19 +62,10 @@ def _layer_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, ver
     b.add("Flatten", ["X"], ["X2D"], axis=axis)
     b.add("Cast", ["X2D"], ["XU"], to=stash)
     if version == 17:
-        b.add("ReduceMean", ["XU"], ["Mean2D"], axes=[1])
-        b.add("Mul", ["XU", "XU"], ["Square"])
-        b.add("ReduceMean", ["Square"], ["MeanOfSquare"], axes=[1])
+        _deviation_and_stddev(b, "XU", "Mean2D", axes_attribute=[1])
     else:
         b.const_1d("Axes_1", 1, INT64)
-        b.add("ReduceMean", ["XU", "Axes_1"], ["Mean2D"])
-        b.add("Mul", ["XU", "XU"], ["Square"])
-        b.add("ReduceMean", ["Square", "Axes_1"], ["MeanOfSquare"])
-    b.add("Mul", ["Mean2D", "Mean2D"], ["SquareOfMean"])
-    b.add("Sub", ["MeanOfSquare", "SquareOfMean"], ["Var"])
-    b.add("Add", ["Var", "Epsilon"], ["VarPlusEpsilon"])
-    b.add("Sqrt", ["VarPlusEpsilon"], ["StdDev"])
-    b.add("Sub", ["XU", "Mean2D"], ["Deviation"])
+        _deviation_and_stddev(b, "XU", "Mean2D", axes_input="Axes_1")
     b.add("Div", ["Deviation", "StdDev"], ["Normalized"])
     b.add("Cast", ["Normalized"], ["NormalizedT"], to=x_type)
     b.add("Flatten", ["Scale"], ["Scale2D"], axis=0)
@@ -139,14 +151,7 @@ def _group_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, ver
     b.add("Constant", [], ["Shape3D"], value_ints=[0, 0, -1])
     b.add("Reshape", ["XReshaped", "Shape3D"], ["X3D"])
     b.const_1d("Axes2", 2, INT64)
-    b.add("ReduceMean", ["X3D", "Axes2"], ["Mean"])
-    b.add("Mul", ["X3D", "X3D"], ["Square"])
-    b.add("ReduceMean", ["Square", "Axes2"], ["MeanOfSquare"])
-    b.add("Mul", ["Mean", "Mean"], ["SquareOfMean"])
-    b.add("Sub", ["MeanOfSquare", "SquareOfMean"], ["Var"])
-    b.add("Add", ["Var", "Epsilon"], ["VarPlusEpsilon"])
-    b.add("Sqrt", ["VarPlusEpsilon"], ["StdDev"])
-    b.add("Sub", ["X3D", "Mean"], ["Deviation"])
+    _deviation_and_stddev(b, "X3D", "Mean", axes_input="Axes2")
     if version >= 21:
         b.add("Div", ["Deviation", "StdDev"], ["NormalizedU"])
         b.add("Reshape", ["NormalizedU", "XShape"], ["NormalizedOriginalShape"])
