@@ -27,7 +27,7 @@ from .share import adopt_origin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
 
 def _check_graph(g: Any, what: str) -> None:
@@ -81,6 +81,20 @@ def _resolve_clashes(g1: Any, g2: Any, io_map: list) -> tuple:
     return g2, [(o, mapping.get(i, i)) for o, i in io_map]
 
 
+def _prefixed(a: Any, b: Any, io_map: list, prefix1: str | None, prefix2: str | None,
+              add: Callable) -> tuple:
+    """``a`` and ``b`` (graphs or models) with their prefixes added by ``add``, and the
+    ``io_map`` pairs naming the prefixed values."""
+    io_map = [tuple(pair) for pair in io_map]
+    if prefix1:
+        a = add(a, prefix=prefix1)
+    if prefix2:
+        b = add(b, prefix=prefix2)
+    if prefix1 or prefix2:
+        io_map = [((prefix1 or "") + o, (prefix2 or "") + i) for o, i in io_map]
+    return a, b, io_map
+
+
 def merge_graphs(g1: Any, g2: Any, io_map: list, inputs: list | None = None, outputs: list | None = None,
                  prefix1: str | None = None, prefix2: str | None = None, name: str | None = None,
                  doc_string: str | None = None, *, rename: str | None = None) -> Any:
@@ -90,13 +104,7 @@ def merge_graphs(g1: Any, g2: Any, io_map: list, inputs: list | None = None, out
     _check_graph(g2, "g2")
     if rename not in (None, "auto"):
         raise ValueError(f"rename must be None or 'auto', not {rename!r}")
-    io_map = [tuple(pair) for pair in io_map]
-    if prefix1 or prefix2:
-        if prefix1:
-            g1 = add_prefix_graph(g1, prefix=prefix1)
-        if prefix2:
-            g2 = add_prefix_graph(g2, prefix=prefix2)
-        io_map = [((prefix1 or "") + o, (prefix2 or "") + i) for o, i in io_map]
+    g1, g2, io_map = _prefixed(g1, g2, io_map, prefix1, prefix2, add_prefix_graph)
     outs1 = {o for o, _ in io_map}
     ins2 = {i for _, i in io_map}
     if inputs or outputs:
@@ -287,13 +295,7 @@ def merge_models(m1: Any, m2: Any, io_map: list, inputs: list | None = None, out
     opsets = _merged_opsets(m1, m2)
     ir_version = max(m1.ir_version, m2.ir_version)
     m2 = _own_directory_data(m2, m1)
-    io_map = [tuple(pair) for pair in io_map]
-    if prefix1 or prefix2:
-        if prefix1:
-            m1 = add_prefix(m1, prefix=prefix1)
-        if prefix2:
-            m2 = add_prefix(m2, prefix=prefix2)
-        io_map = [((prefix1 or "") + o, (prefix2 or "") + i) for o, i in io_map]
+    m1, m2, io_map = _prefixed(m1, m2, io_map, prefix1, prefix2, add_prefix)
     graph = merge_graphs(m1.graph, m2.graph, io_map, inputs=inputs, outputs=outputs, name=name,
                          doc_string=doc_string, rename=rename)
     model = ModelProto()
