@@ -109,6 +109,7 @@ def test_loading_and_reading_a_model_needs_no_more():
     (["inspect", "--json", LENET], {"irmodel.cli.dump", "irmodel.cli.raw", "irmodel.cli.convert", "irmodel._report.dump",
                                     "irmodel.helper", "irmodel._files.external_write", "wirefmt.encoder", "typing",
                                     "shutil"}),
+    (["inspect", LENET], {"irmodel._report.dump", "wirefmt.raw", "json", "typing"}),  # the text needs none
     (["raw", LENET], {"irmodel.cli.inspect", "irmodel.cli.dump", "irmodel.cli.convert", "irmodel._report.summary"}),
     (["dump", LENET], {"irmodel.cli.inspect", "irmodel.cli.raw", "irmodel.cli.convert"}),
     (["check", LENET], {"irmodel.cli.inspect", "irmodel.cli.infer", "irmodel.cli.convert", "irmodel._report.summary"}),

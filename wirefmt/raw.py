@@ -46,16 +46,22 @@ from __future__ import annotations
 
 import re
 import struct
-from typing import TYPE_CHECKING, Iterator, NamedTuple, cast
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from typing import Iterator, NamedTuple, cast
+
     from .buffer import Buffer
+else:  # run time: cast is the identity (typing is not imported for it)
+    def cast(_type: object, value: object) -> object:
+        return value
 
 from .errors import DecodeError
 from .limits import MAX_DEPTH
 from .reader import Field, read_field, read_tag
 from .safetext import quote as _safe_quote
 from .schema import EGROUP, I32, I64, LEN, SGROUP, VARINT
+from .records import named_tuple
 from .values import to_float32
 
 #: Bytes shown (in hex) of a payload that is neither a message nor text.
@@ -78,20 +84,31 @@ _F32 = struct.Struct("<f")
 _F64 = struct.Struct("<d")
 
 
-class RawItem(NamedTuple):
-    """One line of the raw view.
+if TYPE_CHECKING:
+    class _RawItemFields(NamedTuple):
+        kind: str
+        depth: int
+        field: Field
+        text: str | None
+else:
+    _RawItemFields = named_tuple("RawItem", ("kind", "depth", "field", "text"), __name__)
+
+
+class RawItem(_RawItemFields):
+    """One line of the raw view (a named tuple: `wirefmt.records`).
 
     ``kind`` is one of `KINDS`: a scalar (``varint``, ``fixed32``, ``fixed64``), the
     start of a nested ``message`` or ``group`` (closed later by an ``end`` item carrying
     the same field), a length-delimited ``string`` (``text`` holds it, cut to
     `MAX_TEXT_CHARS` only when printed), ``bytes``, or an ``elided`` message below the depth limit.
-    ``depth`` is the nesting level of the field (top level: 0).
+    ``depth`` is the nesting level of the field (top level: 0); ``text`` is None but for
+    a string.
     """
 
-    kind: str
-    depth: int
-    field: Field
-    text: str | None = None
+    __slots__ = ()
+
+    def __new__(cls, kind: str, depth: int, field: Field, text: str | None = None):
+        return tuple.__new__(cls, (kind, depth, field, text))
 
 
 class _GroupExtents(dict):

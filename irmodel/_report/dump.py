@@ -26,8 +26,6 @@ from wirefmt import raw as _raw
 from wirefmt.limits import MAX_DEPTH
 from wirefmt.reader import convert_varint
 from wirefmt.safetext import as_text
-from wirefmt.safetext import name_text as _safe_name
-from wirefmt.safetext import quote as _safe_quote
 from wirefmt.schema import BYTES, DOUBLE, ENUM, FLOAT, INT32, INT64, MESSAGE, STRING, UINT64
 from wirefmt.varint import read_varint
 
@@ -37,14 +35,13 @@ from .._dtypes.rows import (BITS6, BITS8, BITS16, COMPLEX, ELEM_TYPES, FLOATING,
 from .._wireview.patterns import compiled
 from ..messages import ENUMS
 from ..limits import element_count, size_text
+from .shown import MAX_STRING_CHARS, name_text, quote
 from .summary import EXTERNAL, dtype_name, external_entries, tensor_nbytes, type_info, type_text
 
 #: Values of a tensor shown (decoded from at most 8 x 16 bytes of its data).
 PREVIEW_VALUES = 8
 #: Items of a repeated scalar field shown before the rest is counted.
 MAX_LIST_ITEMS = 16
-#: Characters of a string shown before the rest is counted.
-MAX_STRING_CHARS = 200
 #: Bytes of a non-text byte string shown, in hex.
 MAX_HEX_BYTES = 16
 INDENT = "  "
@@ -225,16 +222,6 @@ def preview_values(t: Any, limit: int = PREVIEW_VALUES) -> tuple[str, list]:
 # -- formatting ----------------------------------------------------------------------------
 
 _WHITESPACE = {9: None, 10: None, 13: None}
-
-
-def quote(text) -> str:
-    """A string as ``"..."`` (`wirefmt.safetext.quote`), cut after `MAX_STRING_CHARS`."""
-    return _safe_quote(text, MAX_STRING_CHARS)
-
-
-def name_text(s: str | bytes | memoryview) -> str:
-    """A name as is when it is a plain identifier-like word, else quoted (and cut)."""
-    return _safe_name(s, MAX_STRING_CHARS)
 
 
 def bytes_text(b: bytes | memoryview) -> str:

@@ -73,13 +73,13 @@ def type_info(type_proto: Any) -> dict:
 
 def type_text(info: dict) -> str:
     """``FLOAT[batch, 3, ?]`` and friends, from a `type_info` dict (names made safe)."""
-    from wirefmt.safetext import name_text  # noqa: PLC0415 - the text output only
+    from .shown import name_text  # noqa: PLC0415 - the text output only
 
     kind = info.get("kind")
     if kind in ("tensor", "sparse_tensor"):
         shape = info["shape"]
         dims = " (unknown rank)" if shape is None else \
-            "[" + ", ".join("?" if d is None else str(d) if isinstance(d, int) else name_text(d, _NAME_CHARS)
+            "[" + ", ".join("?" if d is None else str(d) if isinstance(d, int) else name_text(d)
                             for d in shape) + "]"
         return ("sparse " if kind == "sparse_tensor" else "") + info["elem_type"] + dims
     if kind in ("sequence", "optional"):
@@ -87,14 +87,12 @@ def type_text(info: dict) -> str:
     if kind == "map":
         return f"map({info['key_type']}, {type_text(info['value'])})"
     if kind == "opaque":
-        return f"opaque({name_text(info['domain'], _NAME_CHARS)}::{name_text(info['name'], _NAME_CHARS)})"
+        return f"opaque({name_text(info['domain'])}::{name_text(info['name'])})"
     return "(no type)"
 
 
 # -- tensors -----------------------------------------------------------------------------
 
-#: Characters of a name shown in a type (a dim_param of 1 MB is cut).
-_NAME_CHARS = 200
 
 
 def tensor_nbytes(t: Any) -> int:

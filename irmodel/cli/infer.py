@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(values)  # one value a line (see `write_json`: why not an indent)
         return EXIT_OK
-    from .._report.dump import name_text  # noqa: PLC0415
+    from .._report.shown import name_text  # noqa: PLC0415
     from .._report.summary import type_text  # noqa: PLC0415
 
     names = [name_text(v["name"]) for v in values]
@@ -84,7 +84,7 @@ def _explain(model: Any, args: argparse.Namespace) -> int:
         return EXIT_OK
     from wirefmt.safetext import one_line  # noqa: PLC0415
 
-    from .._report.dump import name_text  # noqa: PLC0415
+    from .._report.shown import name_text  # noqa: PLC0415
 
     lines = []
     for loss in result.losses:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
@@ -22,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _inspect_lines(s: dict, path: str, size: int) -> list:
-    from .._report.dump import name_text, quote  # noqa: PLC0415
+    from .._report.shown import name_text, quote  # noqa: PLC0415
     from ..limits import is_too_large, size_text  # noqa: PLC0415
     from .._report.summary import type_text  # noqa: PLC0415
 
@@ -98,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         # Bytes-valued strings (invalid UTF-8) in their documented form; ensure_ascii
         # escapes every control and format character (wirefmt.safetext).
+        import json  # noqa: PLC0415 - only for --json
+
         json.dump(json_ready(s), sys.stdout, indent=2, ensure_ascii=True)
         sys.stdout.write("\n")
     else:

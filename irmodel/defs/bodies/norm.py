@@ -11,20 +11,19 @@ from .base import FLOAT, INT64, BodyBuilder, NodeAttributes, float32, tensor_ele
 _STASH_TYPES = (1, 10, 11, 16)  # float, float16, double, bfloat16
 
 
-def _deviation_and_stddev(b: BodyBuilder, x: str, mean: str, axes_input: str | None = None,
-                          axes_attribute: list | None = None) -> None:
+def _deviation_and_stddev(b: BodyBuilder, x: str, mean: str, axes: str | list) -> None:
     """``Deviation`` (``x`` minus its ``mean``) and ``StdDev`` (the square root of the mean of
-    squares minus the square of the mean, plus ``Epsilon``) over the axes given as an input
-    or (ReduceMean before 18) an attribute: the statistics Layer- and GroupNormalization
-    share, with the reference's names."""
-    if axes_attribute is not None:
-        b.add("ReduceMean", [x], [mean], axes=axes_attribute)
+    squares minus the square of the mean, plus ``Epsilon``) over ``axes``, the name of an
+    input or (ReduceMean before 18) the list of an attribute: the statistics Layer- and
+    GroupNormalization share, with the reference's names."""
+    if isinstance(axes, list):
+        b.add("ReduceMean", [x], [mean], axes=axes)
         b.add("Mul", [x, x], ["Square"])
-        b.add("ReduceMean", ["Square"], ["MeanOfSquare"], axes=axes_attribute)
+        b.add("ReduceMean", ["Square"], ["MeanOfSquare"], axes=axes)
     else:
-        b.add("ReduceMean", [x, axes_input], [mean])
+        b.add("ReduceMean", [x, axes], [mean])
         b.add("Mul", [x, x], ["Square"])
-        b.add("ReduceMean", ["Square", axes_input], ["MeanOfSquare"])
+        b.add("ReduceMean", ["Square", axes], ["MeanOfSquare"])
     b.add("Mul", [mean, mean], ["SquareOfMean"])
     b.add("Sub", ["MeanOfSquare", "SquareOfMean"], ["Var"])
     b.add("Add", ["Var", "Epsilon"], ["VarPlusEpsilon"])
@@ -62,10 +61,10 @@ def _layer_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, ver
     b.add("Flatten", ["X"], ["X2D"], axis=axis)
     b.add("Cast", ["X2D"], ["XU"], to=stash)
     if version == 17:
-        _deviation_and_stddev(b, "XU", "Mean2D", axes_attribute=[1])
+        _deviation_and_stddev(b, "XU", "Mean2D", [1])
     else:
         b.const_1d("Axes_1", 1, INT64)
-        _deviation_and_stddev(b, "XU", "Mean2D", axes_input="Axes_1")
+        _deviation_and_stddev(b, "XU", "Mean2D", "Axes_1")
     b.add("Div", ["Deviation", "StdDev"], ["Normalized"])
     b.add("Cast", ["Normalized"], ["NormalizedT"], to=x_type)
     b.add("Flatten", ["Scale"], ["Scale2D"], axis=0)
@@ -151,7 +150,7 @@ def _group_normalization(b: BodyBuilder, attrs: NodeAttributes, input_types, ver
     b.add("Constant", [], ["Shape3D"], value_ints=[0, 0, -1])
     b.add("Reshape", ["XReshaped", "Shape3D"], ["X3D"])
     b.const_1d("Axes2", 2, INT64)
-    _deviation_and_stddev(b, "X3D", "Mean", axes_input="Axes2")
+    _deviation_and_stddev(b, "X3D", "Mean", "Axes2")
     if version >= 21:
         b.add("Div", ["Deviation", "StdDev"], ["NormalizedU"])
         b.add("Reshape", ["NormalizedU", "XShape"], ["NormalizedOriginalShape"])
