@@ -138,3 +138,35 @@ def test_a_holder_with_a_sub_graph_takes_the_general_way():
     result = inliner.inline_local_functions(m)
     assert item_sources(result.graph, "node") is None  # built node by node
     assert irmodel.dumps(result) == irmodel.dumps(_general(m))
+
+
+def test_a_kept_function_gets_its_calls_stamped_as_the_general_way_does():
+    """``inline_selected_functions`` inlines the calls in the bodies of the functions it keeps:
+    a kept function's node list is adopted from stamped bytes too, with the same result."""
+    m = _model(4, True)
+    outer_body = [helper.make_node("Block", ["a"], ["b"], domain="local"),
+                  helper.make_node("Block", ["b"], ["c"], domain="local", name="second")]
+    outer = helper.make_function("local", "Outer", ["a"], ["c"], outer_body,
+                                 [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    m.functions.append(outer)
+    m.graph.node.append(helper.make_node("Outer", [m.graph.output[0].name], ["z"], domain="local"))
+    m.graph.output[0].name = "z"
+    m = irmodel.loads(irmodel.dumps(m), "ModelProto")
+    ours = inliner.inline_selected_functions(m, [("local", "Block")])
+    from wirefmt import item_sources
+
+    kept = ours.functions[0]
+    assert kept.name == "Outer" and [n.op_type for n in kept.node] == ["Mul", "Constant", "Add"] * 2
+    assert item_sources(kept, "node") is not None  # adopted, not built node by node
+    saved = BodyTemplate.make
+    BodyTemplate.make = classmethod(lambda cls, f, e: None)
+    try:
+        general = inliner.inline_selected_functions(m, [("local", "Block")])
+    finally:
+        BodyTemplate.make = saved
+    assert irmodel.dumps(ours) == irmodel.dumps(general)
+    onnx = pytest.importorskip("onnx")
+    import onnx.inliner
+
+    theirs = onnx.inliner.inline_selected_functions(onnx.load_from_string(irmodel.dumps(m)), [("local", "Block")])
+    assert irmodel.dumps(ours) == theirs.SerializeToString()
