@@ -11,11 +11,12 @@ initializers, then its nodes; a node, then each attribute, the attribute's tenso
 (``t``, ``tensors``), sparse tensors, then its graphs, each walked whole before the next
 attribute.  Iterative (an explicit stack), so nesting costs no Python recursion.
 
-A walk may be given ``pick(container, depth)``: for a graph or a function, the indices
-of the nodes to visit (or None: all of them), so that a pass that looks for only some
-items skips the nodes that cannot hold them without making them (the external-data
-passes give `irmodel._wireview.holders.tensor_holders`).  ``depth`` is the nodes'
-nesting depth, counted as the message path counts it (2 in the main graph).
+A walk may be given ``pick(container, depth, field)``: for a graph or a function, the
+indices of its ``node`` items to visit, and for a graph those of its ``initializer``
+items (or None: all of them), so that a pass that looks for only some items skips those
+that cannot hold them without making them (the external-data passes give
+`irmodel._wireview.holders.tensor_holders`).  ``depth`` is the items' nesting depth,
+counted as the message path counts it (2 in the main graph).
 
 Each item is ``(kind, message, where)``.  ``where`` locates the message without
 building a string: ``(parent_where, field, index)`` with ``index`` None for a singular
@@ -32,8 +33,8 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     #: ``(parent, field, index)``: see the module docstring.
     Where = Tuple[Optional["Where"], str, Optional[int]]
     Item = Tuple[int, Any, Where]  # (kind, message of a run-time class, where)
-    #: ``pick(container, depth)``: see the module docstring.
-    Pick = Callable[[Any, int], Optional[Iterable[int]]]
+    #: ``pick(container, depth, field)``: see the module docstring.
+    Pick = Callable[[Any, int, str], Optional[Iterable[int]]]
 
 GRAPH, FUNCTION, NODE, ATTRIBUTE, TENSOR, SPARSE_TENSOR = range(6)
 
@@ -120,8 +121,14 @@ def _children(item: Item, pick: Pick | None) -> Iterator[Item] | None:
 
 
 def _graph_children(graph, where: Where, pick: Pick | None) -> Iterator[Item]:
-    for i, t in enumerate(graph.initializer):
-        yield TENSOR, t, (where, "initializer", i)
+    picked = None if pick is None else pick(graph, _depth(where) + 1, "initializer")
+    if picked is None:
+        for i, t in enumerate(graph.initializer):
+            yield TENSOR, t, (where, "initializer", i)
+    else:
+        initializers = graph.initializer
+        for i in picked:
+            yield TENSOR, initializers[i], (where, "initializer", i)
     for i, t in enumerate(graph.sparse_initializer):
         yield SPARSE_TENSOR, t, (where, "sparse_initializer", i)
     yield from _nodes(graph, where, pick)
@@ -138,7 +145,7 @@ def _depth(where: Where) -> int:
 
 
 def _nodes(graph_or_function, where: Where, pick: Pick | None = None) -> Iterator[Item]:
-    picked = None if pick is None else pick(graph_or_function, _depth(where) + 1)
+    picked = None if pick is None else pick(graph_or_function, _depth(where) + 1, "node")
     if picked is None:
         for i, node in enumerate(graph_or_function.node):
             yield NODE, node, (where, "node", i)

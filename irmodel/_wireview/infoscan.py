@@ -48,9 +48,19 @@ def value_info_tensor(src, start: int, end: int, depth: int) -> tuple | None:
     """``(name, elem_type, shape)`` of the plain ValueInfoProto in ``src[start:end]``, else
     None.  ``shape`` is None when the tensor type has no ``shape``, else a list of ints
     (``dim_value``), strings (``dim_param``) and None (neither), as `summary.type_info`
-    reports it.  ``depth`` is the value's nesting depth as the full path sees it (2 for a
-    main graph's input).  See the module docstring.
+    reports it; an absent ``elem_type`` reads 0, as the message's field does.  ``depth``
+    is the value's nesting depth as the full path sees it (2 for a main graph's input).
+    See the module docstring.
     """
+    found = value_info_type(src, start, end, depth)
+    if found is None or found[1] is not None:
+        return found
+    return found[0], 0, found[2]
+
+
+def value_info_type(src, start: int, end: int, depth: int) -> tuple | None:
+    """`value_info_tensor`, but ``elem_type`` None when the field is absent (inference
+    tells an absent element type from UNDEFINED, as the reference's ``has_elem_type``)."""
     try:
         name = ""
         type_span = None
@@ -92,8 +102,8 @@ def _only_tensor_type(src, start: int, end: int, depth: int) -> tuple | None:
 
 
 def _tensor(src, start: int, end: int, depth: int) -> tuple | None:
-    """``(elem_type, shape)`` of a TypeProto.Tensor (see `value_info_tensor`)."""
-    elem_type = 0
+    """``(elem_type or None, shape)`` of a TypeProto.Tensor (see `value_info_type`)."""
+    elem_type = None
     shape_span = None
     pos = start
     while pos < end:

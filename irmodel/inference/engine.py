@@ -37,6 +37,7 @@ from .context import A_FLOAT, A_FLOATS, A_INT, A_INTS, A_SPARSE_TENSOR, A_TENSOR
 from .. import DecodeError
 from .dims import int32
 from .dataprop import PropagationContext
+from .declared import declared_types
 from .errors import HardError, NodeInferenceError, fail_shape, fail_type
 from .merge import check_compatible, merge
 from .initializers import seed_initializers
@@ -174,16 +175,16 @@ class Scope:
             if key is not None:
                 self.record.assigned[key] = inferred
 
-    def _declare(self, field: str, index: int, vi, t) -> None:
+    def _declare(self, field: str, index: int, name: str, t) -> None:
         assert self.record is not None  # only process_graph declares, and its scopes have a record
         if t is not None:
             slot = Slot(t, [])
-            self.types[vi.name] = slot
+            self.types[name] = slot
             self.record.declared.append((field, index, slot, t))
         else:
             # The reference reaches for the (absent) type to fill it later: it becomes
             # present and empty even if nothing is ever inferred.
-            self.undefined[vi.name] = (field, index)
+            self.undefined[name] = (field, index)
             self.record.assigned[(field, index)] = UNSET
 
     # -- a graph ---------------------------------------------------------------------------
@@ -192,13 +193,11 @@ class Scope:
         # Only the model's graph and sub-graphs are processed here, and both scopes are made
         # with a GraphRecord; function bodies (record None) go through process_function.
         assert self.record is not None
-        declared = []  # (field, index, vi, type or None), each type read once
+        declared = []  # (field, index, name, type or None), each type read once
         for field in ("value_info", "input", "output"):
-            for i, vi in enumerate(getattr(graph, field)):
-                if field == "input" and input_overrides is not None and i in input_overrides:
-                    declared.append((field, i, vi, input_overrides[i]))
-                else:
-                    declared.append((field, i, vi, type_from_proto(vi.type) if vi.HasField("type") else None))
+            overrides = input_overrides if field == "input" and input_overrides is not None else {}
+            for i, (name, t) in enumerate(declared_types(graph, field, overrides)):
+                declared.append((field, i, name, overrides[i] if i in overrides else t))
         symbols = self.run.symbols
         nodes = graph.node
         if symbols is not None:
@@ -209,13 +208,13 @@ class Scope:
                     symbols.add_from_type(t)
             # The names in the nodes' sub-graphs matter only once a fresh name is made.
             symbols.defer(lambda table: _add_node_graph_symbols(nodes, table, graph, self.held_nodes))
-        for field, i, vi, t in declared:
+        for field, i, name, t in declared:
             if type(t) is tuple:  # a sub-graph input merged with the type its node gives
                 slot = Slot(t[0], [t[2]])
-                self.types[vi.name] = slot
+                self.types[name] = slot
                 self.record.declared.append((field, i, slot, t[1]))
             else:
-                self._declare(field, i, vi, t)
+                self._declare(field, i, name, t)
         if not seed_initializers(self, graph):  # (a large graph's: from their bytes)
             for tensor in graph.initializer:
                 name = tensor.name

@@ -13,7 +13,7 @@ import irmodel
 from irmodel import helper as h
 from irmodel._files import external_data as ed
 from irmodel._files.filecopy import data_ranges
-from irmodel._walk import NODE, walk
+from irmodel._walk import NODE, TENSOR, walk
 from irmodel._wireview.holders import tensor_holders
 
 import hostile_models as hm
@@ -240,3 +240,26 @@ def test_a_copy_maps_no_data_file(tmp_path, monkeypatch):
     status, _, err = run_cli(["convert", path, str(tmp_path / "out" / "m.onnx")])
     assert status == 0, err
     _assert_same_sparse_copy(str(tmp_path / "in" / hm.HOLE_FILE), str(tmp_path / "out" / hm.HOLE_FILE))
+
+
+def test_only_initializers_that_may_be_external_are_made(tmp_path, fast_paths):
+    """The walk's pick reads each initializer's header from its bytes: one whose data is in
+    the file is not made; an external one, one changed since it was read (here: moved out
+    in memory), and one the header reader declines are."""
+    model = _model_with_tensors_among_plain_nodes(str(tmp_path))
+    plain = [h.make_tensor(f"p{i}", 1, [2], [1.0, 2.0]) for i in range(30)]
+    odd = h.make_tensor("odd", 1, [2], [1.0, 2.0])
+    odd.segment.begin = 0  # a segment: not a simple tensor for the header reader
+    model.graph.initializer[:0] = plain[:15]
+    model.graph.initializer.extend(plain[15:] + [odd])
+    irmodel.save(model, str(tmp_path / "m.onnx"))
+    loaded = irmodel.load(str(tmp_path / "m.onnx"), load_external_data=False)
+    moved = loaded.graph.initializer[20]
+    moved.data_location = irmodel.TensorProto.EXTERNAL
+    moved.external_data.add(key="location", value="p.bin")
+    full = [t.name for t in ed.external_tensors(loaded)]
+    assert full == ["w", moved.name, "b", "b", "cv"]
+    assert [t.name for t in ed.external_tensors(loaded, tensor_holders)] == full
+    made = [item[2][2] for item in walk(loaded, tensor_holders)
+            if item[0] == TENSOR and item[2][1] == "initializer" and item[2][0] == (None, "graph", None)]
+    assert made == ([15, 20, 31] if fast_paths else list(range(32)))

@@ -1,0 +1,46 @@
+"""The types a graph declares for its values (``value_info``, ``input``, ``output``), read
+from their bytes where each is a plain tensor value.
+
+Seeding a graph reads the type of every value it declares.  Made as messages, each costs
+a ValueInfoProto, a TypeProto, a TypeProto.Tensor, a TensorShapeProto and a Dimension per
+dim: about 30 us a value, 3 s of a model with 100,000 graph outputs (the hostile case),
+and most of re-running inference on a model whose every value is already typed.
+`irmodel._wireview.infoscan.value_info_type` reads the plain case (a tensor type, each
+message once) from the bytes; anything else, and any item changed since it was read,
+is made and read by `types.type_from_proto` as before (which raises what bad bytes
+deserve).  The two agree exactly (tests/inference/test_inference_declared.py).
+"""
+
+from __future__ import annotations
+
+from wirefmt.itemsource import item_sources
+
+from .._wireview.fastpath import enabled
+from .._wireview.infoscan import value_info_type
+from .types import TensorType, type_from_proto
+
+
+def declared_types(graph, field: str, skip=()) -> list:
+    """``[(name, Type or None)]`` of ``graph``'s repeated ValueInfoProto ``field``, in order:
+    None where the value has no ``type``, and for the indices in ``skip`` (whose type the
+    caller has from elsewhere: not read at all, as the reference does not)."""
+    values = getattr(graph, field)
+    found = item_sources(graph, field) if enabled(len(values)) and not skip else None
+    if found is None:
+        return [(vi.name, None) if i in skip else _from_message(vi) for i, vi in enumerate(values)]
+    src, spans, changed = found
+    stale = set(changed)
+    depth = graph._depth + 1
+    out = []
+    for i in range(len(spans) >> 1):
+        read = None if i in stale else value_info_type(src, spans[2 * i], spans[2 * i + 1], depth)
+        if read is None:
+            out.append(_from_message(values[i]))
+        else:
+            name, elem, shape = read
+            out.append((name, TensorType(elem, None if shape is None else tuple(shape))))
+    return out
+
+
+def _from_message(vi) -> tuple:
+    return vi.name, (type_from_proto(vi.type) if vi.HasField("type") else None)
