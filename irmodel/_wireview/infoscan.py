@@ -17,8 +17,9 @@ The rules of the message path hold, so the two agree exactly: each level is read
 by field with `irmodel._wireview.wire.field` (the checks the full scan makes: tags,
 lengths, varints, groups, a field running past its message); the last scalar wins, and
 of a Dimension's ``dim_value`` and ``dim_param`` (a oneof) the last one read; unknown
-fields are skipped.  ``doc_string``, ``metadata_props`` and ``denotation`` are not read,
-by either path.
+fields are skipped.  ``doc_string`` and ``denotation`` are not read, by either path; a
+value with ``metadata_props`` (messages: the checker decodes them) is declined, so that
+a value read here has nothing left undecoded.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .wire import field as _field
 _INT32_MAX = (1 << 31) - 1
 
 _VI_NAME, _VI_TYPE = _number("ValueInfoProto", "name"), _number("ValueInfoProto", "type")
+_VI_METADATA = _number("ValueInfoProto", "metadata_props")
 #: The members of TypeProto's ``value`` oneof: a plain value has ``tensor_type`` alone.
 _TENSOR_TYPE = _number("TypeProto", "tensor_type")
 _OTHER_TYPES = frozenset(_number("TypeProto", f) for f in ("sequence_type", "map_type", "optional_type",
@@ -75,6 +77,8 @@ def value_info_type(src, start: int, end: int, depth: int) -> tuple | None:
                 if wt != _LEN or type_span is not None:  # twice: merged by the message path
                     return None
                 type_span = (a, pos)
+            elif number == _VI_METADATA and wt == _LEN:
+                return None
         if pos != end or type_span is None:
             return None
         tensor = _only_tensor_type(src, type_span[0], type_span[1], depth + 1)
