@@ -17,7 +17,8 @@ The rules of the message path hold, so the two agree exactly: each level is read
 by field with `irmodel._wireview.wire.field` (the checks the full scan makes: tags,
 lengths, varints, groups, a field running past its message); the last scalar wins, and
 of a Dimension's ``dim_value`` and ``dim_param`` (a oneof) the last one read; unknown
-fields are skipped.  ``doc_string`` and ``denotation`` are not read, by either path; a
+fields are skipped.  ``doc_string`` is not read, by either path, and of ``denotation``
+only whether one is there (`value_info_type`: inference keeps them); a
 value with ``metadata_props`` (messages: the checker decodes them) is declined, so that
 a value read here has nothing left undecoded.
 """
@@ -43,6 +44,8 @@ _ELEM_TYPE, _SHAPE = _number("TypeProto.Tensor", "elem_type"), _number("TypeProt
 _DIM = _number("TensorShapeProto", "dim")
 _DIM_VALUE = _number("TensorShapeProto.Dimension", "dim_value")
 _DIM_PARAM = _number("TensorShapeProto.Dimension", "dim_param")
+_TP_DENOTATION = _number("TypeProto", "denotation")
+_DIM_DENOTATION = _number("TensorShapeProto.Dimension", "denotation")
 _OPSET_DOMAIN, _OPSET_VERSION = _number("OperatorSetIdProto", "domain"), _number("OperatorSetIdProto", "version")
 
 
@@ -55,14 +58,17 @@ def value_info_tensor(src, start: int, end: int, depth: int) -> tuple | None:
     See the module docstring.
     """
     found = value_info_type(src, start, end, depth)
-    if found is None or found[1] is not None:
-        return found
-    return found[0], 0, found[2]
+    if found is None:
+        return None
+    name, elem_type, shape, _ = found
+    return name, (0 if elem_type is None else elem_type), shape
 
 
 def value_info_type(src, start: int, end: int, depth: int) -> tuple | None:
-    """`value_info_tensor`, but ``elem_type`` None when the field is absent (inference
-    tells an absent element type from UNDEFINED, as the reference's ``has_elem_type``)."""
+    """``(name, elem_type, shape, denoted)``: `value_info_tensor`'s, but ``elem_type`` None
+    when the field is absent (inference tells an absent element type from UNDEFINED, as
+    the reference's ``has_elem_type``), and ``denoted``: whether the type or a dim has a
+    non-empty ``denotation`` (inference keeps those through merges, `denotation`)."""
     try:
         name = ""
         type_span = None
@@ -81,16 +87,17 @@ def value_info_type(src, start: int, end: int, depth: int) -> tuple | None:
                 return None
         if pos != end or type_span is None:
             return None
-        tensor = _only_tensor_type(src, type_span[0], type_span[1], depth + 1)
+        denoted: list = []  # a True for each denotation met
+        tensor = _only_tensor_type(src, type_span[0], type_span[1], depth + 1, denoted)
         if tensor is None:
             return None
-        found = _tensor(src, tensor[0], tensor[1], depth + 2)
-        return None if found is None else (name, *found)
+        found = _tensor(src, tensor[0], tensor[1], depth + 2, denoted)
+        return None if found is None else (name, found[0], found[1], bool(denoted))
     except (DecodeError, IndexError, UnicodeDecodeError):
         return None
 
 
-def _only_tensor_type(src, start: int, end: int, depth: int) -> tuple | None:
+def _only_tensor_type(src, start: int, end: int, depth: int, denoted: list) -> tuple | None:
     """The span of a TypeProto's ``tensor_type``, if that is its one member of ``value``."""
     tensor = None
     pos = start
@@ -102,10 +109,12 @@ def _only_tensor_type(src, start: int, end: int, depth: int) -> tuple | None:
             tensor = (a, pos)
         elif number in _OTHER_TYPES:
             return None
+        elif number == _TP_DENOTATION and wt == _LEN and pos > a:
+            denoted.append(True)
     return tensor if pos == end else None
 
 
-def _tensor(src, start: int, end: int, depth: int) -> tuple | None:
+def _tensor(src, start: int, end: int, depth: int, denoted: list) -> tuple | None:
     """``(elem_type or None, shape)`` of a TypeProto.Tensor (see `value_info_type`)."""
     elem_type = None
     shape_span = None
@@ -131,7 +140,7 @@ def _tensor(src, start: int, end: int, depth: int) -> tuple | None:
         if number == _DIM:
             if wt != _LEN:
                 return None
-            dim = _dimension(src, a, pos, depth + 2)
+            dim = _dimension(src, a, pos, depth + 2, denoted)
             if dim is _REFUSED:
                 return None
             shape.append(dim)
@@ -141,7 +150,7 @@ def _tensor(src, start: int, end: int, depth: int) -> tuple | None:
 _REFUSED = object()
 
 
-def _dimension(src, start: int, end: int, depth: int):
+def _dimension(src, start: int, end: int, depth: int, denoted: list):
     """A Dimension's ``dim_value`` or ``dim_param`` (the last one read), None, or `_REFUSED`."""
     value = None
     pos = start
@@ -155,6 +164,8 @@ def _dimension(src, start: int, end: int, depth: int):
             if wt != _LEN:
                 return _REFUSED
             value = src[a:pos].decode()
+        elif number == _DIM_DENOTATION and wt == _LEN and pos > a:
+            denoted.append(True)
     return value if pos == end else _REFUSED
 
 

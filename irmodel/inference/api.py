@@ -229,8 +229,9 @@ def _write_record(rec, model) -> None:
             # One decode for all new entries; each stays a span of that buffer, copied as is.
             holder = loads(_graph_in_model(fields), "ModelProto")
             g.value_info.extend(holder.graph.value_info)
+    bare = rec.bare  # (no denotation to keep: written as any other changed entry, below)
     for field, index, slot, original in rec.declared:
-        if slot.merged:  # denotations stay or go as the reference's merge leaves them
+        if slot.merged and (field, index) not in bare:  # denotations stay or go as the reference's merge leaves them
             vi = getattr(g, field)[index]
             data = declared_type_bytes(slot.type, vi.type, original, slot.merged)
             if data is not None:

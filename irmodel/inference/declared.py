@@ -21,13 +21,15 @@ from .types import TensorType, type_from_proto
 
 
 def declared_types(graph, field: str, skip=()) -> list:
-    """``[(name, Type or None)]`` of ``graph``'s repeated ValueInfoProto ``field``, in order:
-    None where the value has no ``type``, and for the indices in ``skip`` (whose type the
-    caller has from elsewhere: not read at all, as the reference does not)."""
+    """``[(name, Type or None, bare)]`` of ``graph``'s repeated ValueInfoProto ``field``, in
+    order: None where the value has no ``type``, and for the indices in ``skip`` (whose
+    type the caller has from elsewhere: not read at all, as the reference does not);
+    ``bare``: read from the bytes and known to carry no denotation (so writing a merged
+    type back needs no look at the message, `api._write_record`)."""
     values = getattr(graph, field)
     found = item_sources(graph, field) if enabled(len(values)) and not skip else None
     if found is None:
-        return [(vi.name, None) if i in skip else _from_message(vi) for i, vi in enumerate(values)]
+        return [(vi.name, None, False) if i in skip else _from_message(vi) for i, vi in enumerate(values)]
     src, spans, changed = found
     stale = set(changed)
     depth = graph._depth + 1
@@ -37,10 +39,10 @@ def declared_types(graph, field: str, skip=()) -> list:
         if read is None:
             out.append(_from_message(values[i]))
         else:
-            name, elem, shape = read
-            out.append((name, TensorType(elem, None if shape is None else tuple(shape))))
+            name, elem, shape, denoted = read
+            out.append((name, TensorType(elem, None if shape is None else tuple(shape)), not denoted))
     return out
 
 
 def _from_message(vi) -> tuple:
-    return vi.name, (type_from_proto(vi.type) if vi.HasField("type") else None)
+    return vi.name, (type_from_proto(vi.type) if vi.HasField("type") else None), False

@@ -69,15 +69,17 @@ class GraphRecord:
     """What inference learnt about one GraphProto, to be written back to it.
 
     ``declared``: ``(field, index, slot, original type or None)`` for every value_info,
-    input and output entry (changed ones are rewritten); ``assigned``: types given to
-    entries that had none; ``added``: new value_info entries, in order.
+    input and output entry (changed ones are rewritten); ``bare``: the ``(field, index)``
+    of those read from their bytes and known to carry no denotation; ``assigned``: types
+    given to entries that had none; ``added``: new value_info entries, in order.
     """
 
-    __slots__ = ("graph", "declared", "assigned", "added")
+    __slots__ = ("graph", "declared", "bare", "assigned", "added")
 
     def __init__(self, graph):
         self.graph = graph
         self.declared = []
+        self.bare = set()
         self.assigned = {}
         self.added = []
 
@@ -196,8 +198,10 @@ class Scope:
         declared = []  # (field, index, name, type or None), each type read once
         for field in ("value_info", "input", "output"):
             overrides = input_overrides if field == "input" and input_overrides is not None else {}
-            for i, (name, t) in enumerate(declared_types(graph, field, overrides)):
+            for i, (name, t, bare) in enumerate(declared_types(graph, field, overrides)):
                 declared.append((field, i, name, overrides[i] if i in overrides else t))
+                if bare:
+                    self.record.bare.add((field, i))
         symbols = self.run.symbols
         nodes = graph.node
         if symbols is not None:

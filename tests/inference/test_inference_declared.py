@@ -78,7 +78,7 @@ def test_bytes_and_messages_declare_the_same_types(changed, monkeypatch):
         if changed:
             m.graph.output[2].type.tensor_type.elem_type = irmodel.TensorProto.INT64
         made.clear()
-        results.append(declared.declared_types(m.graph, "output"))
+        results.append([entry[:2] for entry in declared.declared_types(m.graph, "output")])
         if fast:
             from_bytes = [name for name, _ in results[-1] if name not in made]
     use_fast_paths(True)
@@ -96,16 +96,30 @@ def test_skipped_values_are_not_read():
     use_fast_paths(True, threshold=1)
     m = irmodel.loads(_graph_bytes(_odd_value_infos()))
     out = declared.declared_types(m.graph, "output", {0: "given"})
-    assert out[0] == ("v0", None) and out[1][1] is not None
+    assert out[0] == ("v0", None, False) and out[1][1] is not None
+
+
+def test_denotations_are_noticed_in_the_bytes():
+    use_fast_paths(True, threshold=1)
+    plain = helper.make_tensor_value_info("p", FLOAT, [1])
+    typed = helper.make_tensor_value_info("t", FLOAT, [1])
+    typed.type.denotation = "TENSOR"
+    dim = helper.make_tensor_value_info("d", FLOAT, [1])
+    dim.type.tensor_type.shape.dim[0].denotation = "DATA_BATCH"
+    empty = helper.make_tensor_value_info("e", FLOAT, [1])
+    empty.type.denotation = ""  # present but empty: no denotation, as the message path reads it
+    m = irmodel.loads(_graph_bytes([v.SerializeToString() for v in (plain, typed, dim, empty)]))
+    assert [bare for _, _, bare in declared.declared_types(m.graph, "output")] == [True, False, False, True]
 
 
 @pytest.mark.parametrize("outputs", [70, 1000])
 def test_inference_of_many_declared_outputs_is_the_same_both_ways(outputs):
     names = [f"o{i}" for i in range(outputs)]
     split = helper.make_node("Split", ["x"], names, num_outputs=outputs)
-    g = helper.make_graph([split], "g", [helper.make_tensor_value_info("x", FLOAT, [outputs])],
-                          [helper.make_tensor_value_info(n, FLOAT, [1] if i % 2 else ["d"])
-                           for i, n in enumerate(names)])
+    outs = [helper.make_tensor_value_info(n, FLOAT, [1] if i % 2 else ["d"]) for i, n in enumerate(names)]
+    outs[3].type.denotation = "TENSOR"  # kept through the merge: the message path decides
+    outs[4].type.tensor_type.shape.dim[0].denotation = "DATA_BATCH"  # a dim replaced whole: dropped
+    g = helper.make_graph([split], "g", [helper.make_tensor_value_info("x", FLOAT, [outputs])], outs)
     data = irmodel.dumps(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
     results = []
     for fast in (True, False):
@@ -113,3 +127,7 @@ def test_inference_of_many_declared_outputs_is_the_same_both_ways(outputs):
         results.append(irmodel.dumps(infer_shapes(irmodel.loads(data))))
     use_fast_paths(True)
     assert results[0] == results[1]
+    onnx = pytest.importorskip("onnx")
+    import onnx.shape_inference
+
+    assert results[0] == onnx.shape_inference.infer_shapes(onnx.load_from_string(data)).SerializeToString()
