@@ -13,7 +13,7 @@ that value, where onnx renames it into a name nothing defines.
 
 from __future__ import annotations
 
-from .scope import subgraphs
+from .scope import initializer_names, subgraphs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ class NameGenerator:
         while pending:
             g = pending.pop()
             names.update(v.name for v in g.input)
-            names.update(t.name for t in g.initializer)
+            names.update(initializer_names(g))
             names.update(v.name for v in g.output)
             for node in g.node:
                 names.add(node.name)
@@ -136,7 +136,7 @@ class CallRenamer:
     def graph(self, graph: Any) -> None:
         self.scopes.append({})
         local = {v.name for v in graph.input}
-        local.update(t.name for t in graph.initializer)
+        local.update(initializer_names(graph))
         for node in graph.node:
             local.update(node.output)
         scope = self.scopes[-1]

@@ -15,7 +15,7 @@ onnx's result is broken:
 
 from __future__ import annotations
 
-from .scope import subgraphs
+from .scope import initializer_names, subgraphs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ def rename_values(graph: Any, mapping: dict) -> None:
 
 def rename_outer(graph: Any, mapping: dict) -> None:
     """Rename the outer-scope names ``graph`` (a sub-graph) reads, at any depth."""
-    local = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    local = {v.name for v in graph.input} | set(initializer_names(graph))
     local.update(o for m in graph.node for o in m.output)
     inner = {k: v for k, v in mapping.items() if k not in local}
     if not inner:

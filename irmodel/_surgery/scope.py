@@ -13,6 +13,11 @@ with "ai.onnx" the same domain as "".
 
 from __future__ import annotations
 
+from wirefmt.itemsource import item_sources
+
+from .._wireview.fastpath import fast_paths_on
+from .._wireview.tensorscan import tensor_header
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Iterable, Iterator
@@ -43,6 +48,23 @@ def subgraphs(node: Any) -> Iterator[Any]:
         yield from attr.graphs
 
 
+def initializer_names(graph: Any) -> list:
+    """The names of ``graph``'s initializers, in order: from each one's header where the
+    tensor is simple (`irmodel._wireview.tensorscan.tensor_header`), else from its message
+    (a model of 24,000 weights made each of them to name it: a tenth of a second)."""
+    found = item_sources(graph, "initializer") if fast_paths_on() else None
+    if found is None:
+        return [t.name for t in graph.initializer]
+    src, spans, changed = found
+    stale = set(changed)
+    depth = graph._depth + 1
+    out = []
+    for i in range(len(spans) >> 1):
+        header = None if i in stale else tensor_header(src, spans[2 * i], spans[2 * i + 1], depth)
+        out.append(graph.initializer[i].name if header is None else header[0])
+    return out
+
+
 def has_subgraphs(node: Any) -> bool:
     return any(attr.HasField("g") or len(attr.graphs) for attr in node.attribute)
 
@@ -69,7 +91,7 @@ def _graph_reads(graph: Any, scopes: list, seen: set, out: list) -> None:
     messages, so at most about 30 of graphs).
     """
     local = {vi.name for vi in graph.input}
-    local.update(t.name for t in graph.initializer)
+    local.update(initializer_names(graph))
     local.update(s.values.name for s in graph.sparse_initializer)
     scopes = scopes + [local]
     for node in graph.node:

@@ -170,3 +170,28 @@ def test_a_kept_function_gets_its_calls_stamped_as_the_general_way_does():
 
     theirs = onnx.inliner.inline_selected_functions(onnx.load_from_string(irmodel.dumps(m)), [("local", "Block")])
     assert irmodel.dumps(ours) == theirs.SerializeToString()
+
+
+def test_initializer_names_from_headers_are_the_messages_names():
+    """`scope.initializer_names` reads simple tensors' names from their headers, the rest
+    (external, with a segment, changed since read) from their messages: the same names."""
+    import numpy as np
+
+    from irmodel._surgery.scope import initializer_names
+    from irmodel._wireview.fastpath import use_fast_paths
+
+    tensors = [irmodel.numpy_helper.from_array(np.ones(2, np.float32), f"w{i}") for i in range(6)]
+    tensors[1].data_location = irmodel.TensorProto.EXTERNAL
+    tensors[1].external_data.add(key="location", value="w.bin")
+    tensors[2].segment.begin = 0
+    tensors[3].name = "\u00e9t\u00e9"
+    g = helper.make_graph([], "g", [], [], initializer=tensors)
+    data = irmodel.dumps(helper.make_model(g))
+    names = []
+    for fast in (True, False):
+        use_fast_paths(fast)
+        m = irmodel.loads(data)
+        m.graph.initializer[4].name = "renamed"
+        names.append(initializer_names(m.graph))
+    use_fast_paths(True)
+    assert names[0] == names[1] == ["w0", "w1", "w2", "\u00e9t\u00e9", "renamed", "w5"]
