@@ -17,7 +17,7 @@ from wirefmt.message import item_spans, items_in_buffer
 from .._dtypes.table import ELEM_BITS
 from ..limits import add_sizes, byte_size, element_count
 from ..messages import ENUMS
-from .._wireview.fastpath import fast_paths_on
+from .._wireview.fastpath import fast_paths_on, items_read
 from .._wireview.nodescan import count_ops
 from .._files.origin import origin_of
 from .._wireview.infoscan import opset_entry, value_info_tensor
@@ -424,20 +424,10 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
 
 def _read_items(msg: Any, field: str, read: Callable) -> list | None:
     """What ``read(src, start, end, depth)`` (`irmodel._wireview.infoscan`) answers for each item of
-    ``msg``'s repeated field ``field``, from their bytes; None if ``msg`` is not exactly its
-    bytes or ``read`` declines any item (then every one is made, as before)."""
-    found = items_in_buffer(msg, field) if fast_paths_on() else None
-    if found is None:
-        return None
-    src, spans = found
-    depth = msg._depth + 1
-    out = []
-    for i in range(0, len(spans), 2):
-        item = read(src, spans[i], spans[i + 1], depth)
-        if item is None:
-            return None
-        out.append(item)
-    return out
+    ``msg``'s repeated field ``field``, from their bytes; None if they are not bytes any
+    more or ``read`` declines any item (then every one is made, as before)."""
+    found = items_read(msg, field, read)
+    return None if found is None or None in found else found
 
 
 def value_types(g: Any, field: str) -> list:

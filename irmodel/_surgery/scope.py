@@ -13,9 +13,7 @@ with "ai.onnx" the same domain as "".
 
 from __future__ import annotations
 
-from wirefmt.itemsource import item_sources
-
-from .._wireview.fastpath import fast_paths_on
+from .._wireview.fastpath import items_read
 from .._wireview.tensorscan import tensor_header
 
 TYPE_CHECKING = False
@@ -51,18 +49,11 @@ def subgraphs(node: Any) -> Iterator[Any]:
 def initializer_names(graph: Any) -> list:
     """The names of ``graph``'s initializers, in order: from each one's header where the
     tensor is simple (`irmodel._wireview.tensorscan.tensor_header`), else from its message
-    (a model of 24,000 weights made each of them to name it: a tenth of a second)."""
-    found = item_sources(graph, "initializer") if fast_paths_on() else None
-    if found is None:
+    (a model of 24,000 weights made each of them to name it)."""
+    read = items_read(graph, "initializer", tensor_header)
+    if read is None:
         return [t.name for t in graph.initializer]
-    src, spans, changed = found
-    stale = set(changed)
-    depth = graph._depth + 1
-    out = []
-    for i in range(len(spans) >> 1):
-        header = None if i in stale else tensor_header(src, spans[2 * i], spans[2 * i + 1], depth)
-        out.append(graph.initializer[i].name if header is None else header[0])
-    return out
+    return [graph.initializer[i].name if header is None else header[0] for i, header in enumerate(read)]
 
 
 def has_subgraphs(node: Any) -> bool:

@@ -54,6 +54,32 @@ def items(msg, field: str, count: int | None = None) -> tuple | None:
     return found
 
 
+def items_read(msg, field: str, read) -> list | None:
+    """What ``read(src, start, end, depth)`` (a byte reader of this package, answering a
+    record or None) answers for each item of ``msg``'s repeated ``field``, from its bytes;
+    None in place of an item changed since it was read.  None for the whole field when the
+    fast paths are off or its list is not bytes any more (`wirefmt.item_sources`): the
+    caller makes each item whose answer is None, and reads it as a message."""
+    if not _on:
+        return None
+    exact = items_in_buffer(msg, field)
+    changed: list = []
+    if exact is not None:  # the message is its bytes: nothing changed (no import for that)
+        src, spans = exact
+    else:
+        from wirefmt.itemsource import item_sources  # noqa: PLC0415 - a changed owner only
+
+        found = item_sources(msg, field)
+        if found is None:
+            return None
+        src, spans, changed = found
+    depth = msg._depth + 1
+    out = [read(src, spans[i], spans[i + 1], depth) for i in range(0, len(spans), 2)]
+    for i in changed:
+        out[i] = None
+    return out
+
+
 class Declined:
     """An item a byte reader declined: which reader, the item's index (-1: not known), why."""
 

@@ -26,7 +26,7 @@ from operator import sub
 
 from wirefmt.itemsource import item_sources
 
-from .fastpath import declined, fast_paths_on
+from .fastpath import declined, fast_paths_on, items_read
 from .nodes import node_op
 from .tensorscan import tensor_header
 
@@ -50,7 +50,7 @@ def tensor_holders(container, depth: int, field: str = "node") -> list | None:
     if not fast_paths_on():
         return None
     if field == "initializer":
-        return _external_candidates(container, depth)
+        return _external_candidates(container)
     found = item_sources(container, "node")
     if found is None:
         return None
@@ -69,12 +69,7 @@ def tensor_holders(container, depth: int, field: str = "node") -> list | None:
     return out
 
 
-def _external_candidates(graph, depth: int) -> list | None:
+def _external_candidates(graph) -> list | None:
     """The indices of ``graph``'s initializers that may be external (or changed since read)."""
-    found = item_sources(graph, "initializer")
-    if found is None:
-        return None
-    src, spans, changed = found
-    stale = set(changed)
-    return [i for i in range(len(spans) >> 1)
-            if i in stale or tensor_header(src, spans[2 * i], spans[2 * i + 1], depth) is None]
+    read = items_read(graph, "initializer", tensor_header)
+    return None if read is None else [i for i, header in enumerate(read) if header is None]

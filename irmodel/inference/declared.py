@@ -13,9 +13,7 @@ deserve).  The two agree exactly (tests/inference/test_inference_declared.py).
 
 from __future__ import annotations
 
-from wirefmt.itemsource import item_sources
-
-from .._wireview.fastpath import enabled
+from .._wireview.fastpath import enabled, items_read
 from .._wireview.infoscan import value_info_type
 from .types import TensorType, type_from_proto
 
@@ -27,21 +25,12 @@ def declared_types(graph, field: str, skip=()) -> list:
     ``bare``: read from the bytes and known to carry no denotation (so writing a merged
     type back needs no look at the message, `api._write_record`)."""
     values = getattr(graph, field)
-    found = item_sources(graph, field) if enabled(len(values)) and not skip else None
-    if found is None:
+    read = items_read(graph, field, value_info_type) if enabled(len(values)) and not skip else None
+    if read is None:
         return [(vi.name, None, False) if i in skip else _from_message(vi) for i, vi in enumerate(values)]
-    src, spans, changed = found
-    stale = set(changed)
-    depth = graph._depth + 1
-    out = []
-    for i in range(len(spans) >> 1):
-        read = None if i in stale else value_info_type(src, spans[2 * i], spans[2 * i + 1], depth)
-        if read is None:
-            out.append(_from_message(values[i]))
-        else:
-            name, elem, shape, denoted = read
-            out.append((name, TensorType(elem, None if shape is None else tuple(shape)), not denoted))
-    return out
+    return [_from_message(values[i]) if r is None else
+            (r[0], TensorType(r[1], None if r[2] is None else tuple(r[2])), not r[3])  # name, type, bare
+            for i, r in enumerate(read)]
 
 
 def _from_message(vi) -> tuple:
