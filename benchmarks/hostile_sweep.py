@@ -149,9 +149,11 @@ def _raw_control(data: bytes) -> bool:
     return "\ufffd" in text or any(not ch.isprintable() and ch != "\n" for ch in text)
 
 
-def run_child(argv: list, scratch: str) -> Outcome:
-    """Run ``argv`` under the limits; its `Outcome`."""
-    out_path, err_path = os.path.join(scratch, "stdout"), os.path.join(scratch, "stderr")
+def run_child(argv: list, scratch: str, logs: str | None = None) -> Outcome:
+    """Run ``argv`` under the limits; its `Outcome`.  ``scratch``: the directory whose
+    paths the error note shows relative; ``logs``: where its output is kept (``scratch``)."""
+    logs = scratch if logs is None else logs
+    out_path, err_path = os.path.join(logs, "stdout"), os.path.join(logs, "stderr")
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("IRMODEL_DEBUG", None)
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
@@ -183,8 +185,14 @@ def _argv(run: str, model: str, out: str) -> list:
     return [sys.executable, "-c", _CHILD.format(call=API_RUNS[run]), model, out]
 
 
-def sweep(cases: list, runs: list, small: bool, log=print) -> dict:
-    """``{case name: {run: Outcome}}`` for ``cases`` (`hostile_models.Case`) and ``runs``."""
+def sweep(cases: list, runs: list, small: bool, log=print, jobs: int = 1) -> dict:
+    """``{case name: {run: Outcome}}`` for ``cases`` (`hostile_models.Case`) and ``runs``.
+
+    ``jobs``: children run at once (each in a scratch directory of its own).  The limits
+    are per child and CPU time is the child's own, so two children on two cores measure
+    what one does (the tests run two; the recorded sweep runs one, to be comparable)."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="hostile-sweep-") as tmp:
         for case in cases:
@@ -197,14 +205,21 @@ def sweep(cases: list, runs: list, small: bool, log=print) -> dict:
             with open(model, "wb") as f:
                 f.write(data)
             log(f"{case.name}: {len(data):,} bytes (size {size:,}), built in {time.perf_counter() - started:.1f} s")
-            results[case.name] = {}
-            for run in runs:
-                odir = os.path.join(tmp, "out")
-                os.mkdir(odir)
+
+            def one(numbered: tuple) -> Outcome:
+                k, run = numbered
+                rdir = os.path.join(tmp, f"run{k}")
+                odir = os.path.join(rdir, "out")
+                os.makedirs(odir)
                 try:
-                    outcome = run_child(_argv(run, model, os.path.join(odir, "model.onnx")), tmp)
+                    return run_child(_argv(run, model, os.path.join(odir, "model.onnx")), tmp, rdir)
                 finally:
-                    shutil.rmtree(odir, ignore_errors=True)
+                    shutil.rmtree(rdir, ignore_errors=True)
+
+            with ThreadPoolExecutor(max(1, jobs)) as pool:
+                outcomes = list(pool.map(one, enumerate(runs)))
+            results[case.name] = {}
+            for run, outcome in zip(runs, outcomes):
                 results[case.name][run] = outcome
                 log(f"  {run:<28} {outcome.cell()}" + ("" if outcome.passed else f"  {outcome.note}"))
             shutil.rmtree(cdir, ignore_errors=True)
@@ -265,13 +280,14 @@ def main(argv: list | None = None) -> int:
     p.add_argument("--cases", help="comma-separated case names (default: all)")
     p.add_argument("--runs", help="comma-separated run names (default: all 18)")
     p.add_argument("--write", action="store_true", help="write the table into benchmarks/RESULTS.md")
+    p.add_argument("--jobs", type=int, default=1, help="children run at once (default 1)")
     args = p.parse_args(argv)
     cases = hm.CASES if not args.cases else [hm.CASES_BY_NAME[n] for n in args.cases.split(",")]
     runs = RUNS if not args.runs else args.runs.split(",")
     unknown = [r for r in runs if r not in CLI_RUNS and r not in API_RUNS]
     if unknown:
         p.error(f"unknown runs {unknown}; known: {RUNS}")
-    results = sweep(cases, runs, args.small, log=lambda s: print(s, file=sys.stderr, flush=True))
+    results = sweep(cases, runs, args.small, log=lambda s: print(s, file=sys.stderr, flush=True), jobs=args.jobs)
     text = report(results, runs, args.small)
     print(text)
     if args.write:

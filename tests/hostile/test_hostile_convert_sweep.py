@@ -19,7 +19,7 @@ _spec.loader.exec_module(sweep)
 def test_a_small_sweep_gives_a_row_per_case_and_a_cell_per_run(tmp_path, monkeypatch):
     cases = [hm.CASES_BY_NAME["range_extremes"], hm.CASES_BY_NAME["sparse_hole_model"]]
     runs = ["check --json", "convert", "api load + save"]
-    results = sweep.sweep(cases, runs, small=True, log=lambda s: None)
+    results = sweep.sweep(cases, runs, small=True, log=lambda s: None, jobs=2)
     assert list(results) == ["range_extremes", "sparse_hole_model"]
     for outcomes in results.values():
         assert list(outcomes) == runs

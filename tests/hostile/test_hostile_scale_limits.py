@@ -49,4 +49,4 @@ def _check(results: dict) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_every_case_at_the_issues_size_passes_every_run_within_the_limits(case):
-    _check(sweep.sweep([hm.CASES_BY_NAME[case]], RUNS, small=False, log=lambda s: None))
+    _check(sweep.sweep([hm.CASES_BY_NAME[case]], RUNS, small=False, log=lambda s: None, jobs=2))
