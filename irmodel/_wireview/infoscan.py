@@ -26,6 +26,7 @@ a value read here has nothing left undecoded.
 from __future__ import annotations
 
 from wirefmt.errors import DecodeError
+from wirefmt.limits import MAX_DEPTH
 from wirefmt.schema import LEN as _LEN, VARINT as _VARINT
 from wirefmt.varint import to_int64
 
@@ -33,6 +34,8 @@ from .fields import number as _number
 from .wire import field as _field
 
 _INT32_MAX = (1 << 31) - 1
+#: How far below a ValueInfoProto its Dimensions are (type, tensor type, shape, dim).
+_DIMENSION_BELOW = 4
 
 _VI_NAME, _VI_TYPE = _number("ValueInfoProto", "name"), _number("ValueInfoProto", "type")
 _VI_METADATA = _number("ValueInfoProto", "metadata_props")
@@ -68,7 +71,11 @@ def value_info_type(src, start: int, end: int, depth: int) -> tuple | None:
     """``(name, elem_type, shape, denoted)``: `value_info_tensor`'s, but ``elem_type`` None
     when the field is absent (inference tells an absent element type from UNDEFINED, as
     the reference's ``has_elem_type``), and ``denoted``: whether the type or a dim has a
-    non-empty ``denotation`` (inference keeps those through merges, `denotation`)."""
+    non-empty ``denotation`` (inference keeps those through merges, `denotation`).
+    A value so deep that its Dimensions would pass the nesting limit is declined: the
+    message path raises there, as protobuf does."""
+    if depth + _DIMENSION_BELOW > MAX_DEPTH:
+        return None
     try:
         name = ""
         type_span = None

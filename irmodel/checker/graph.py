@@ -16,7 +16,7 @@ from wirefmt import MAX_DEPTH, DecodeError
 
 from .access import VALUE_FIELD_TYPES as _VALUE_FIELD_TYPES, decode_rest, present_value_fields
 from .context import EXPERIMENTAL_OPS, LexicalScopeContext
-from .._wireview.fastpath import declined, items as fast_items
+from .._wireview.fastpath import declined, items as fast_items, items_read
 from .._wireview.infoscan import value_info_type
 from .._wireview.nodes import names_of, node_pattern, skeleton
 from .._wireview.tensorscan import dims_well_formed, tensor_kind
@@ -312,19 +312,17 @@ class Walker:
     def _value_infos(self, g, field: str, path: str, node) -> list:
         """``[(index, name, ValueInfoProto or None)]`` of ``g``'s inputs or outputs.  A plain
         tensor value with a name, an element type and a shape passes every value-info rule
-        and has nothing left to decode: on a large graph it is read from its bytes
-        (`infoscan.value_info_type`: 100,000 graph outputs made as messages cost seconds)
+        and has nothing left to decode: it is read from its bytes (`infoscan.value_info_type`:
+        100,000 graph outputs, or one value of 100,000 dims, made as messages cost seconds)
         and given without a message (None: nothing to check).  The others are made, as
         `_items` makes them (undecodable ones reported and left out), for the rules."""
-        found = fast_items(g, field)
+        found = items_read(g, field, value_info_type)  # (no item threshold: one value may
+        # carry 100,000 dims, and no pattern is loaded)
         if found is None:
             return [(i, vi.name, vi) for i, vi in self._items(g, field, path, node)]
-        src, spans = found
-        depth = g._depth + 1
         seq = getattr(g, field)
         out = []
-        for k in range(len(spans) >> 1):
-            read = value_info_type(src, spans[2 * k], spans[2 * k + 1], depth)
+        for k, read in enumerate(found):
             if read is not None and read[0] and read[1] is not None and read[2] is not None:
                 out.append((k, read[0], None))
                 continue

@@ -13,7 +13,7 @@ deserve).  The two agree exactly (tests/inference/test_inference_declared.py).
 
 from __future__ import annotations
 
-from .._wireview.fastpath import enabled, items_read
+from .._wireview.fastpath import items_read
 from .._wireview.infoscan import value_info_type
 from .types import TensorType, type_from_proto
 
@@ -25,7 +25,8 @@ def declared_types(graph, field: str, skip=()) -> list:
     ``bare``: read from the bytes and known to carry no denotation (so writing a merged
     type back needs no look at the message, `api._write_record`)."""
     values = getattr(graph, field)
-    read = items_read(graph, field, value_info_type) if enabled(len(values)) and not skip else None
+    read = items_read(graph, field, value_info_type) if not skip else None  # (no item threshold: one
+    # value may carry 100,000 dims, and no pattern is loaded)
     if read is None:
         return [(vi.name, None, False) if i in skip else _from_message(vi) for i, vi in enumerate(values)]
     return [_from_message(values[i]) if r is None else

@@ -131,3 +131,14 @@ def test_inference_of_many_declared_outputs_is_the_same_both_ways(outputs):
     import onnx.shape_inference
 
     assert results[0] == onnx.shape_inference.infer_shapes(onnx.load_from_string(data)).SerializeToString()
+
+
+def test_a_value_whose_dims_would_pass_the_nesting_limit_is_left_to_the_messages():
+    """The message path refuses a Dimension deeper than the decoder's limit (and the
+    reference with it, tests/inference/test_inference_fuzz.py); the byte reader declines."""
+    from irmodel._wireview.infoscan import value_info_type
+    from wirefmt import MAX_DEPTH
+
+    data = helper.make_tensor_value_info("v", FLOAT, [1]).SerializeToString()
+    assert value_info_type(data, 0, len(data), MAX_DEPTH - 4) is not None
+    assert value_info_type(data, 0, len(data), MAX_DEPTH - 3) is None
