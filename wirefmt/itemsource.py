@@ -42,11 +42,11 @@ class ItemSources(_ItemSourcesFields):
     __slots__ = ()
 
 
-def _repeated_message_field(msg, name: str):
+def _repeated_message_field(msg, name: str) -> None:
+    """Refuse a ``name`` that is not a repeated message field of ``msg`` (ValueError)."""
     f = msg._fields.get(name)
     if f is None or not f.repeated or f.kind != MESSAGE:
         raise ValueError(f"{msg._type_name}.{name} is not a repeated message field")
-    return f
 
 
 def item_sources(msg, name: str) -> ItemSources | None:

@@ -93,8 +93,6 @@ def type_text(info: dict) -> str:
 
 # -- tensors -----------------------------------------------------------------------------
 
-
-
 def tensor_nbytes(t: Any) -> int:
     """The bytes the tensor's values occupy in memory (numpy's ``nbytes``), bounded by
     `irmodel.limits` (`limits.TOO_LARGE` past 2**63-1).

@@ -32,7 +32,7 @@ from .._wireview.fields import tag as field_tag
 from .errors import SurgeryError
 from .naming import CallRenamer, NameGenerator
 from .opsets import changed_operators, opset_map
-from .scope import call_key, own_key, subgraphs
+from .scope import call_key, has_subgraphs, own_key, subgraphs
 from .share import adopt_origin
 from .stamp import BodyTemplate, records
 
@@ -243,7 +243,7 @@ class _Inliner:
         templates = []
         for node in nodes:
             template = self._template(node)
-            if template is None and (self._inlined(node) or any(True for _ in subgraphs(node))):
+            if template is None and (self._inlined(node) or has_subgraphs(node)):
                 return False
             templates.append(template)
         if not any(templates):
@@ -262,7 +262,7 @@ class _Inliner:
             self.count += 1
             renamer = CallRenamer(f"__{self.count}", self.names)
             renamer.bind(node, template.function)
-            parts += template.node_bytes(renamer, tag)
+            parts += records(tag, template.node_bytes(renamer))
             depth = min(depth, template.function._depth)
         parts += records(tag, kept)
         adopt_items(holder, "node", b"".join(parts), depth)

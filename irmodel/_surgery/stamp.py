@@ -63,9 +63,8 @@ def _plain_node(node: Any) -> tuple | None:
     return name, inputs, outputs, data[rest:]
 
 
-#: The one-byte lengths, ready made (names are short).
+#: The one-byte lengths, ready made (names and nodes are short).
 _SHORT_LENGTHS = [bytes((n,)) for n in range(128)]
-
 
 
 class BodyTemplate:
@@ -97,9 +96,8 @@ class BodyTemplate:
         make = self.node_type.FromString
         return [make(data) for data in self.node_bytes(renamer)]
 
-    def node_bytes(self, renamer: Any, tag: bytes | None = None) -> list:
-        """The serialized nodes of `stamp`; with ``tag``, as the records of a repeated
-        field (tag, length and bytes of each, as parts to join).
+    def node_bytes(self, renamer: Any) -> list:
+        """The serialized nodes of `stamp` (a list's records of them: `records`).
 
         Tuned: the inliner's hot loop (75,000 nodes for 3,000 calls of a 25-node body),
         so each name's field is written inline, with no call per name
@@ -121,21 +119,18 @@ class BodyTemplate:
                     add(short[n] if n < 128 else encode_varint(n))
                     add(raw)
             add(rest)
-            data = b"".join(parts)
-            if tag is not None:
-                n = len(data)
-                out.append(tag)
-                out.append(short[n] if n < 128 else encode_varint(n))
-            out.append(data)
+            out.append(b"".join(parts))
         return out
 
 
 def records(tag: bytes, items: list) -> list:
     """``items`` (serialized messages) as the records of a repeated field: tag, length,
     bytes each, as parts to join."""
+    short = _SHORT_LENGTHS
     out = []
     for data in items:
+        n = len(data)
         out.append(tag)
-        out.append(encode_varint(len(data)))
+        out.append(short[n] if n < 128 else encode_varint(n))
         out.append(data)
     return out

@@ -56,17 +56,13 @@ def tensor_holders(container, depth: int, field: str = "node") -> list | None:
         return None
     src, spans, changed = found
     starts, ends = spans[0::2], spans[1::2]
-    stale = set(changed)
+    stale = set(changed)  # made whatever their old bytes say (even empty ones)
     out = []
     for i in compress(range(len(starts)), map(sub, ends, starts)):  # the non-empty nodes
-        if i in stale:
-            out.append(i)
-        elif node_op(src, starts[i], ends[i], depth) is None:
+        if i not in stale and node_op(src, starts[i], ends[i], depth) is None:
             declined("holders", i, "may hold a tensor or a graph, or not read as a plain node")
             out.append(i)
-    if stale:  # a changed node emptied: made too (its span says empty, it is not)
-        out = sorted(stale.union(out))
-    return out
+    return sorted(stale.union(out)) if stale else out
 
 
 def _external_candidates(graph) -> list | None:

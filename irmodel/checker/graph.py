@@ -301,13 +301,9 @@ class Walker:
                         seen.add(name)
                         names.add(name)
                         continue
-            try:
-                item = inits[i]
-                item.name  # noqa: B018 - scanned now, so a decode error is reported here
-            except DecodeError as exc:
-                self.report.add("B001", f"{path}.initializer[{i}]", f"cannot be decoded: {exc}", node)
-                continue
-            yield i, item
+            item = self._item(inits, i, "initializer", path, node)
+            if item is not None:
+                yield i, item
 
     def _value_infos(self, g, field: str, path: str, node) -> list:
         """``[(index, name, ValueInfoProto or None)]`` of ``g``'s inputs or outputs.  A plain
@@ -316,8 +312,8 @@ class Walker:
         100,000 graph outputs, or one value of 100,000 dims, made as messages cost seconds)
         and given without a message (None: nothing to check).  The others are made, as
         `_items` makes them (undecodable ones reported and left out), for the rules."""
-        found = items_read(g, field, value_info_type)  # (no item threshold: one value may
-        # carry 100,000 dims, and no pattern is loaded)
+        # No item threshold: one value may carry 100,000 dims, and no pattern is loaded.
+        found = items_read(g, field, value_info_type)
         if found is None:
             return [(i, vi.name, vi) for i, vi in self._items(g, field, path, node)]
         seq = getattr(g, field)
@@ -326,11 +322,9 @@ class Walker:
             if read is not None and read[0] and read[1] is not None and read[2] is not None:
                 out.append((k, read[0], None))
                 continue
-            try:
-                vi = seq[k]
-                out.append((k, vi.name, vi))  # (the name read: scanned now, a decode error here)
-            except DecodeError as exc:
-                self.report.add("B001", f"{path}.{field}[{k}]", f"cannot be decoded: {exc}", node)
+            vi = self._item(seq, k, field, path, node)
+            if vi is not None:
+                out.append((k, vi.name, vi))
         return out
 
     def _items(self, msg, field: str, path: str, node) -> list:
@@ -344,14 +338,23 @@ class Walker:
             return []
         out = []
         for i in range(n):
-            try:
-                item = seq[i]
-                if field in ("input", "output", "initializer"):
-                    item.name  # noqa: B018 - scanned now, so a decode error is reported here
+            item = self._item(seq, i, field, path, node)
+            if item is not None:
                 out.append((i, item))
-            except DecodeError as exc:
-                self.report.add("B001", f"{path}.{field}[{i}]", f"cannot be decoded: {exc}", node)
         return out
+
+    def _item(self, seq, i: int, field: str, path: str, node):
+        """Item ``i`` of a repeated message field, or None when it does not decode (reported,
+        B001).  Values and initializers have their name read now, so that a decode error
+        is reported here."""
+        try:
+            item = seq[i]
+            if field in ("input", "output", "initializer"):
+                item.name  # noqa: B018 - scanned now, so a decode error is reported here
+            return item
+        except DecodeError as exc:
+            self.report.add("B001", f"{path}.{field}[{i}]", f"cannot be decoded: {exc}", node)
+            return None
 
     def _guarded_value_info(self, vi, ctx, path: str, node) -> None:
         try:

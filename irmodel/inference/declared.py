@@ -25,8 +25,8 @@ def declared_types(graph, field: str, skip=()) -> list:
     ``bare``: read from the bytes and known to carry no denotation (so writing a merged
     type back needs no look at the message, `api._write_record`)."""
     values = getattr(graph, field)
-    read = items_read(graph, field, value_info_type) if not skip else None  # (no item threshold: one
-    # value may carry 100,000 dims, and no pattern is loaded)
+    # No item threshold: one value may carry 100,000 dims, and no pattern is loaded.
+    read = items_read(graph, field, value_info_type) if not skip else None
     if read is None:
         return [(vi.name, None, False) if i in skip else _from_message(vi) for i, vi in enumerate(values)]
     return [_from_message(values[i]) if r is None else

@@ -36,7 +36,8 @@ def _odd() -> dict:
     meta.metadata_props.add(key="k", value="v")
     unnamed = helper.make_tensor_value_info("", FLOAT, [1])
     return {3: no_shape, 5: no_elem, 7: meta, 9: irmodel.ValueInfoProto(name="o9"), 11: unnamed,
-            13: helper.make_value_info("o13", helper.make_sequence_type_proto(helper.make_tensor_type_proto(FLOAT, [1])))}
+            13: helper.make_value_info("o13", helper.make_sequence_type_proto(
+                helper.make_tensor_type_proto(FLOAT, [1])))}
 
 
 def _model(outputs: list, subgraph_outputs: list | None = None) -> bytes:
@@ -74,8 +75,9 @@ def test_plain_outputs_are_read_without_a_message(monkeypatch):
     use_fast_paths(True)
     with pytest.raises(irmodel.ValidationError):
         irmodel.check_model(data)
-    # Only the odd main-graph outputs and the two inputs (too few for the fast path) were made.
+    # Only the odd main-graph outputs were made: the inputs and the sub-graph's outputs are plain.
     assert sorted(p for p in made if ".output[" in p) == sorted(f"graph.output[{i}]" for i in _odd())
+    assert not [p for p in made if ".input[" in p]
     assert assert_same_problems(data, monkeypatch, "with a sub-graph") is not None
 
 
