@@ -24,8 +24,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
     from .message import Message
 else:  # run time: cast is the identity (typing is not imported for it)
-    def cast(_type: object, value: object) -> object:
-        return value
+    from .records import cast
 
 from .containers import UNATTACHED_DEFAULT, RepeatedMessages
 from .containers import _ItemRef as ref

@@ -53,8 +53,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
     from .buffer import Buffer
 else:  # run time: cast is the identity (typing is not imported for it)
-    def cast(_type: object, value: object) -> object:
-        return value
+    from .records import cast
 
 from .errors import DecodeError
 from .limits import MAX_DEPTH

@@ -14,6 +14,12 @@ from __future__ import annotations
 from _operator import itemgetter  # built into the interpreter: `operator` is not imported
 
 
+def cast(_type: object, value: object) -> object:
+    """``typing.cast`` at run time: the identity.  A module imports `typing.cast` for the
+    type checker (under ``TYPE_CHECKING``) and this one otherwise."""
+    return value
+
+
 def named_tuple(name: str, fields: tuple, module: str) -> type:
     """A tuple subclass with the given field names; its subclasses add ``__slots__ = ()``."""
 

@@ -12,8 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any, Callable, cast
 else:  # run time: cast is the identity (typing is not imported for it)
-    def cast(_type: object, value: object) -> object:
-        return value
+    from .records import cast
 
 from .reader import Float32NaN
 from .schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT32, INT_RANGE, INTEGER_KINDS, STRING,

@@ -51,8 +51,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any, Callable, cast
 else:  # run time: cast is the identity (typing is not imported for it)
-    def cast(_type: object, value: object) -> object:
-        return value
+    from wirefmt.records import cast
 
 # The name a temporary file has when it needs one: hidden, recognisably ours, unique.
 TEMP_PREFIX = ".~"

@@ -45,8 +45,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any, BinaryIO, Callable, Iterable, cast
 else:  # run time: cast is the identity (typing is not imported for it)
-    def cast(_type: object, value: object) -> object:
-        return value
+    from wirefmt.records import cast
 
 from .origin import Origin, check_unchanged, origin_of, set_origin
 from .external_data import (_CHUNK, _DEFAULT, _EXTERNAL, ExternalDataInfo, _check_bounds, _contained,
