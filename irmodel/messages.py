@@ -27,7 +27,9 @@ SCAN_HINTS = {
     # A node's attributes are read with the node: made by the node's scan into a list, whose
     # iteration is C code instead of a Python ``__iter__`` per node.  A node over 4 KB keeps
     # them lazy: made at once, 2 bytes of forged input (an empty attribute) would hold
-    # hundreds of bytes of objects (tests/wirefmt/test_message_list.py bounds it).
+    # hundreds of bytes of objects (tests/wirefmt/test_message_list.py bounds it).  A node
+    # without attributes (two in three of a torch export's) gets an empty list the same way:
+    # read through the class, it would be a Python call and a lazy sequence per node.
     "NodeProto": ScanHints(eager_items=("attribute",), eager_span=4096),
     # An attribute's ``type`` (field 20, a two-byte tag) is always present and its common
     # fields are not its lowest-numbered ones: they are tested first, and the two-byte chain

@@ -50,7 +50,9 @@ from .schema import ENUM, MESSAGE, MessageSpec, Registry
 #     of one or two items costs more than it saves.
 # ``eager_items``: repeated message fields whose items the scan makes at once, into a
 #     `MessageList` (a ``list``, iterated in C), because a reader reads them with their
-#     owner.  Each item is made whether it is read or not: for short fields only.
+#     owner.  Each item is made whether it is read or not: for short fields only.  An
+#     owner without the field gets an empty `MessageList` (made at the end of its scan),
+#     since its reader reads the field all the same (`scansource._eager_items_empty`).
 # ``eager_span``: owners longer than this many bytes keep their ``eager_items`` lazy (read
 #     item by item, as any long sequence): a bound on the memory forged input can make the
 #     scan allocate (`EAGER_SPAN`).

@@ -516,6 +516,7 @@ def _memo_lookup(out: Emitter, scan: _Scan) -> None:
             with out.block("else:"):
                 out.line("d.update(hit)")
                 _eager_empty(out, scan, after_memo_hit=True)
+                _eager_items_empty(out, scan)
                 out.line("return m")
 
 
@@ -547,6 +548,23 @@ def _new_empty(out: Emitter, name: str, number: int) -> None:
     out.line(f"E._check = CHECK_{number}")
 
 
+def _eager_items_empty(out: Emitter, scan: _Scan) -> None:
+    """An ``eager_items`` field the scan did not meet gets its empty `MessageList` now.
+
+    Its reader iterates it with the owner (every node's ``attribute``, most of them absent
+    in an export); without it, that read is a descriptor call from C that makes a lazy
+    sequence, whose iteration is a Python call more.  The list is the one the scan makes
+    for a present field (owner, name, item class), so a change through it is a change of
+    the owner, as any."""
+    for name in scan.hints["eager_items"]:
+        cls = scan.class_const(scan.spec.by_name[name])
+        with out.block(f"if {name!r} not in d:"):
+            out.line(f"E = d[{name!r}] = ML()")
+            out.line("E._owner = m")
+            out.line(f"E._name = {name!r}")
+            out.line(f"E._cls = {cls}")
+
+
 def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Callable[[FieldSpec], type[Message]],
                 hints: ScanHints) -> tuple[str, set]:
     """The loop shared by the two generated functions (as written inside them), and the
@@ -574,6 +592,7 @@ def source(spec: MessageSpec, registry: Registry, cls_of: Callable[[FieldSpec], 
             if scan.hints["memo"]:
                 _memo_store(out)
             _eager_empty(out, scan, after_memo_hit=False)
+            _eager_items_empty(out, scan)
             out.line("return m")
     else:
         with out.block("def scan(msg, src, mv, pos, end):"):

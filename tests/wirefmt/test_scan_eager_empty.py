@@ -1,5 +1,6 @@
-"""The empty containers `make_child` puts in place for absent repeated scalar fields
-(the ``eager_empty`` scan hint in `irmodel.messages.SCAN_HINTS`: an AttributeProto's ints, floats and strings).
+"""The empty containers `make_child` puts in place for absent repeated fields: scalar ones
+(the ``eager_empty`` scan hint in `irmodel.messages.SCAN_HINTS`: an AttributeProto's ints,
+floats and strings) and those of the ``eager_items`` hint (a NodeProto's attribute).
 
 They must be exactly what reading the absent field would have made: the instance's own
 container (owner, element check, the same object on every read), and a change through
@@ -15,7 +16,7 @@ from onnx import helper
 
 import irmodel
 from wirefmt import use_generated_scanners
-from wirefmt.containers import RepeatedScalars
+from wirefmt.containers import MessageList, RepeatedScalars
 
 _FIELDS = ("ints", "floats", "strings")
 
@@ -103,3 +104,42 @@ def test_clearing_an_empty_container_leaves_the_bytes_exact(scanners):
     a.ClearField("ints")
     ref = onnx.load_from_string(data)
     assert a._start == -1 and m.SerializeToString() == ref.SerializeToString()
+
+
+# -- a node's absent ``attribute`` (the ``eager_items`` hint: an empty list put in place) --
+
+def _nodes_without_attributes_bytes() -> bytes:
+    nodes = [helper.make_node("Relu" if i % 3 else "Softmax", [f"t{i}"], [f"t{i + 1}"], name=f"n{i}",
+                              **({"axis": -1} if i % 3 == 0 else {}))
+             for i in range(80)]  # more than 64 nodes: items held weakly
+    nodes.append(helper.make_node("Relu", ["t80"], ["t81"], name="long" + "x" * 5000))  # over eager_span
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("t0", onnx.TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("t81", onnx.TensorProto.FLOAT, [1])])
+    return helper.make_model(graph).SerializeToString()
+
+
+def test_an_absent_attribute_field_reads_as_the_nodes_own_empty_sequence(scanners):
+    m = irmodel.ModelProto.FromString(_nodes_without_attributes_bytes())
+    for i, node in enumerate(m.graph.node):
+        attrs = node.attribute
+        assert attrs is node.attribute and attrs._owner is node and attrs._name == "attribute"
+        assert attrs._cls is irmodel.AttributeProto
+        assert len(attrs) == (1 if i % 3 == 0 and i < 80 else 0) and list(attrs) == list(node.attribute)
+        if scanners and i < 80:  # a short node: the list its scan made, iterated in C
+            assert type(attrs) is MessageList
+        assert node._start >= 0  # reading changed nothing
+    assert m.SerializeToString() == _nodes_without_attributes_bytes()
+
+
+@pytest.mark.parametrize("node_index", [1, 2, 80])  # plain nodes without attributes; the long one
+def test_an_attribute_added_through_the_empty_sequence_encodes_as_protobuf(scanners, node_index):
+    data = _nodes_without_attributes_bytes()
+    m = irmodel.ModelProto.FromString(data)
+    ref = onnx.load_from_string(data)
+    attrs = m.graph.node[node_index].attribute  # the node itself is not held here: the sequence keeps it
+    attrs.append(irmodel.helper.make_attribute("alpha", 0.5))
+    ref.graph.node[node_index].attribute.append(helper.make_attribute("alpha", 0.5))
+    assert [a.name for a in m.graph.node[node_index].attribute] == ["alpha"]
+    assert m.SerializeToString() == ref.SerializeToString()
+    others = [n for i, n in enumerate(m.graph.node) if i != node_index and i % 3]
+    assert all(len(n.attribute) == 0 for n in others)
