@@ -30,7 +30,9 @@ SCAN_HINTS = {
     # hundreds of bytes of objects (tests/wirefmt/test_message_list.py bounds it).  A node
     # without attributes (two in three of a torch export's) gets an empty list the same way:
     # read through the class, it would be a Python call and a lazy sequence per node.
-    "NodeProto": ScanHints(eager_items=("attribute",), eager_span=4096),
+    # A Constant node (a quarter of a torch export's nodes) has no ``input``: read by a walk
+    # all the same, so its empty list comes from the scan too (``eager_empty``).
+    "NodeProto": ScanHints(eager_items=("attribute",), eager_span=4096, eager_empty=("input",)),
     # An attribute's ``type`` (field 20, a two-byte tag) is always present and its common
     # fields are not its lowest-numbered ones: they are tested first, and the two-byte chain
     # holds ``type`` only.  A walk reads ``ints``, ``floats`` and ``strings`` of every

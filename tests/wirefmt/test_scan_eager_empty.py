@@ -113,6 +113,7 @@ def _nodes_without_attributes_bytes() -> bytes:
                               **({"axis": -1} if i % 3 == 0 else {}))
              for i in range(80)]  # more than 64 nodes: items held weakly
     nodes.append(helper.make_node("Relu", ["t80"], ["t81"], name="long" + "x" * 5000))  # over eager_span
+    nodes.append(helper.make_node("Source", [], ["s"], name="no_input", domain="test"))  # no input either
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("t0", onnx.TensorProto.FLOAT, [1])],
                               [helper.make_tensor_value_info("t81", onnx.TensorProto.FLOAT, [1])])
     return helper.make_model(graph).SerializeToString()
@@ -125,13 +126,16 @@ def test_an_absent_attribute_field_reads_as_the_nodes_own_empty_sequence(scanner
         assert attrs is node.attribute and attrs._owner is node and attrs._name == "attribute"
         assert attrs._cls is irmodel.AttributeProto
         assert len(attrs) == (1 if i % 3 == 0 and i < 80 else 0) and list(attrs) == list(node.attribute)
+        inputs = node.input
+        assert inputs is node.input and type(inputs) is RepeatedScalars and inputs._owner is node
+        assert inputs._check is irmodel.NodeProto().input._check
         if scanners and i < 80:  # a short node: the list its scan made, iterated in C
             assert type(attrs) is MessageList
         assert node._start >= 0  # reading changed nothing
     assert m.SerializeToString() == _nodes_without_attributes_bytes()
 
 
-@pytest.mark.parametrize("node_index", [1, 2, 80])  # plain nodes without attributes; the long one
+@pytest.mark.parametrize("node_index", [1, 2, 80, 81])  # plain nodes without attributes; the long one; no input
 def test_an_attribute_added_through_the_empty_sequence_encodes_as_protobuf(scanners, node_index):
     data = _nodes_without_attributes_bytes()
     m = irmodel.ModelProto.FromString(data)
@@ -139,7 +143,10 @@ def test_an_attribute_added_through_the_empty_sequence_encodes_as_protobuf(scann
     attrs = m.graph.node[node_index].attribute  # the node itself is not held here: the sequence keeps it
     attrs.append(irmodel.helper.make_attribute("alpha", 0.5))
     ref.graph.node[node_index].attribute.append(helper.make_attribute("alpha", 0.5))
+    if node_index == 81:  # the node without input: its empty input list takes one too
+        m.graph.node[node_index].input.append("x")
+        ref.graph.node[node_index].input.append("x")
     assert [a.name for a in m.graph.node[node_index].attribute] == ["alpha"]
     assert m.SerializeToString() == ref.SerializeToString()
     others = [n for i, n in enumerate(m.graph.node) if i != node_index and i % 3]
-    assert all(len(n.attribute) == 0 for n in others)
+    assert all(len(n.attribute) == 0 for n in others) and list(m.graph.node[-1].input) == (["x"] if node_index == 81 else [])
