@@ -195,3 +195,23 @@ def whole_number(what: str, low: int = 0, high: int | None = None) -> Callable[[
         return n
 
     return parse
+
+
+def colon_pairs(expected: str, *, last_colon: bool = False, empty_first: bool = False) -> Callable[[str], list]:
+    """An argparse ``type``: comma-separated ``first:second`` pairs, as tuples.
+
+    ``expected`` names the form in the error (``"OUTPUT:INPUT"``); ``last_colon`` splits
+    each item at its last colon (a first part that may hold colons itself), ``empty_first``
+    accepts an empty first part (the default domain of ``:Softsign``).  The second part is
+    never empty.
+    """
+    def parse(value: str) -> list:
+        out = []
+        for item in value.split(","):
+            first, sep, second = item.rpartition(":") if last_colon else item.partition(":")
+            if not sep or not second or not (first or empty_first):
+                raise argparse.ArgumentTypeError(f"expected {expected}, got {item!r}")
+            out.append((first, second))
+        return out
+
+    return parse

@@ -10,18 +10,11 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EXIT_OK, UsageError, load_model
+from .common import EXIT_OK, UsageError, colon_pairs, load_model
 
 
-def function_ids(value: str) -> list:
-    """An argparse ``type``: ``domain:name,...`` (the domain may be empty: ``:Softsign``)."""
-    out = []
-    for item in value.split(","):
-        domain, sep, name = item.rpartition(":")
-        if not sep or not name:
-            raise argparse.ArgumentTypeError(f"expected DOMAIN:NAME, got {item!r}")
-        out.append((domain, name))
-    return out
+#: ``domain:name,...``: the domain may be empty (``:Softsign``) and hold colons.
+function_ids = colon_pairs("DOMAIN:NAME", last_colon=True, empty_first=True)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EXIT_OK, UsageError, load_model
+from .common import EXIT_OK, UsageError, colon_pairs, load_model
 from .extract import names
 
 
-def pair(value: str) -> list:
-    """An argparse ``type``: ``out:in`` pairs, comma-separated (each name non-empty)."""
-    out = []
-    for item in value.split(","):
-        o, sep, i = item.partition(":")
-        if not sep or not o or not i:
-            raise argparse.ArgumentTypeError(f"expected OUTPUT:INPUT, got {item!r}")
-        out.append((o, i))
-    return out
+#: ``out:in`` pairs, each name non-empty.
+pair = colon_pairs("OUTPUT:INPUT")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
