@@ -97,7 +97,9 @@ def instrument_generated_scanners() -> None:
     `wirefmt.wrap_generated_scanners`, here ``atheris.instrument_func``.
     """
     import wirefmt  # noqa: PLC0415
+    from irmodel.messages import CLASSES  # noqa: PLC0415
 
+    CLASSES.values()  # every class built now (each is built on first use), so instrumented at start-up
     wirefmt.wrap_generated_scanners(atheris.instrument_func)
 
 

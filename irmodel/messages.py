@@ -1,4 +1,4 @@
-"""The ONNX message classes, built once at import from the schema tables."""
+"""The ONNX message classes, each built from the schema tables the first time it is asked for."""
 
 from __future__ import annotations
 
@@ -44,33 +44,73 @@ SCAN_HINTS = {
                                 eager_empty=("floats", "ints", "strings"), memo=True),
 }
 
-CLASSES = build_classes(REGISTRY, module="irmodel", code_cache=_CODE_CACHE, copy_context=_copy_context,
-                        scan_hints=SCAN_HINTS)
 ENUMS = {name: EnumType(spec) for name, spec in REGISTRY.enums.items()}
 
 # Nested types and enum values where protobuf's generated code puts them, so that
-# ``TensorProto.FLOAT`` and ``TypeProto.Tensor`` work as users of onnx expect.
-for _name, _cls in CLASSES.items():
+# ``TensorProto.FLOAT`` and ``TypeProto.Tensor`` work as users of onnx expect: given to each
+# outer class as it is built (`_dress`).
+_NESTED: dict = {}  # outer type name -> [(attribute name, nested type name)]
+for _name in REGISTRY.messages:
     if "." in _name:
         _outer, _inner = _name.rsplit(".", 1)
-        setattr(CLASSES[_outer], _inner, _cls)
+        _NESTED.setdefault(_outer, []).append((_inner, _name))
+_NESTED_ENUMS: dict = {}  # outer type name -> [(attribute name, EnumType)]
 for _name, _enum in ENUMS.items():
     if "." in _name:
         _outer, _inner = _name.rsplit(".", 1)
-        setattr(CLASSES[_outer], _inner, _enum)
-        for _vname, _value in _enum.items():
-            setattr(CLASSES[_outer], _vname, _value)
+        _NESTED_ENUMS.setdefault(_outer, []).append((_inner, _enum))
+#: onnx's short repr() of a model, a graph and a function (counts, not contents).
+_REPRS = {"ModelProto": "model_repr", "GraphProto": "graph_repr", "FunctionProto": "function_repr"}
 
-# onnx's short repr() of a model, a graph and a function (counts, not contents).
-from ._reprs import function_repr as _function_repr, graph_repr as _graph_repr, model_repr as _model_repr  # noqa: E402
 
-CLASSES["ModelProto"].__repr__ = _model_repr
-CLASSES["GraphProto"].__repr__ = _graph_repr
-CLASSES["FunctionProto"].__repr__ = _function_repr
+def _dress(name: str, cls: type) -> None:
+    """What protobuf's generated class has beyond its fields: nested types, enums and their
+    values as attributes, and for three types onnx's short repr (`irmodel._reprs`)."""
+    for attr, nested in _NESTED.get(name, ()):
+        setattr(cls, attr, CLASSES[nested])
+    for attr, enum in _NESTED_ENUMS.get(name, ()):
+        setattr(cls, attr, enum)
+        for value_name, value in enum.items():
+            setattr(cls, value_name, value)
+    if name in _REPRS:
+        setattr(cls, "__repr__", _short_repr(_REPRS[name]))  # noqa: B010 (a method of a built class)
+
+
+def _short_repr(function_name: str):
+    """A ``__repr__`` calling `irmodel._reprs`'s ``function_name``, imported by the first repr
+    (not by the class: most processes never print a model)."""
+    def __repr__(self) -> str:
+        from . import _reprs  # noqa: PLC0415
+
+        return getattr(_reprs, function_name)(self)
+
+    return __repr__
+
+
+#: Every message class by full name (``TensorProto.Segment``), each built the first time it
+#: is asked for (`wirefmt.message.ClassTable`: a process that reads models builds a dozen).
+CLASSES = build_classes(REGISTRY, module="irmodel", code_cache=_CODE_CACHE, copy_context=_copy_context,
+                        scan_hints=SCAN_HINTS, on_build=_dress)
+#: The names ``from irmodel.messages import *`` gives (every class without a dot, built then).
+__all__ = ["CLASSES", "ENUMS", "SCAN_HINTS", "Version", "OperatorStatus", "EXPERIMENTAL", "STABLE",
+           *(n for n in REGISTRY.messages if "." not in n)]
+
+
+def __getattr__(name: str):
+    """A message class as a module attribute (``messages.NodeProto``), built on first use."""
+    if "." not in name and name in REGISTRY.messages:
+        cls = globals()[name] = CLASSES[name]
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted({*globals(), *__all__})
+
 
 # For type checkers: the classes above are made at run time, with fields, nested types and
 # enum values set as attributes, so each is declared as `Any` (a static type could not list
-# its fields).  Never run: at run time the globals().update() below defines them.
+# its fields).  Never run: at run time the module's `__getattr__` gives them.
 if TYPE_CHECKING:
     AttributeProto: Any
     DeviceConfigurationProto: Any
@@ -98,7 +138,6 @@ if TYPE_CHECKING:
     TypeProto: Any
     ValueInfoProto: Any
 
-globals().update({n: c for n, c in CLASSES.items() if "." not in n})
 Version = ENUMS["Version"]
 OperatorStatus = ENUMS["OperatorStatus"]
 EXPERIMENTAL, STABLE = 0, 1

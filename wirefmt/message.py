@@ -38,6 +38,8 @@ from .scan import decode_packed, install_scanners, new_instance
 from .scangen import NO_HINTS, hints_by_type
 from .schema import BYTES, MESSAGE, FieldSpec, MessageSpec, Registry
 
+from _thread import RLock as _RLock  # built in: `threading` is not imported for it
+
 
 class Message:
     """Base of every generated message class.  See the module docstring."""
@@ -642,9 +644,114 @@ class _LazyScalars(_LazyField):
         return value
 
 
+class _FieldClasses(dict):
+    """``cls._classes``: field name -> the class of that message field, looked up in the
+    class table on first use, so that building a class does not build the classes of its
+    fields (and theirs: from a schema's root type, often every one)."""
+
+    __slots__ = ("_spec", "_table")
+    _spec: MessageSpec
+    _table: ClassTable
+
+    def __missing__(self, name: str) -> type:
+        f = self._spec.by_name.get(name)
+        if f is None or f.kind != MESSAGE:
+            raise KeyError(name)
+        cls = self[name] = self._table[f.type_name]
+        return cls
+
+
+class ClassTable(dict):
+    """The message classes of a registry by full name (`build_classes`), each built on first use.
+
+    A process reads a few of a schema's types (a summary of a large model may make objects
+    of 2 of 33) and building one costs tens of microseconds, a good part of a small
+    command's start.  Reading a name builds that class only (its fields' classes are
+    looked up when first needed, `_FieldClasses`); whatever looks at the whole table
+    (iteration, ``len``, ``keys``, ``items``, ``values``, ``get``, ``in``, comparison,
+    ``repr``) sees every class, built then, in the registry's order.  Building holds a
+    re-entrant lock (a class's ``on_build`` may build others), so two threads asking for
+    the same name get the same class.
+    """
+
+    __slots__ = ("_names", "_build", "_lock", "_complete", "_dressing")
+    _names: dict  # the registry's message names, in its order
+    _build: Any  # name -> the class, built (`build_classes`)
+    _lock: Any
+    _complete: bool  # every class built, in the registry's order
+    _dressing: dict  # classes built, handed to ``on_build`` and not yet in the table
+
+    def __missing__(self, name: str) -> type:
+        if name not in self._names:
+            raise KeyError(name)
+        with self._lock:
+            cls = dict.get(self, name) or self._dressing.get(name)
+            if cls is None:
+                cls = self._build(name)
+        return cls
+
+    def _every(self) -> None:
+        """Build every class, and order the table as the registry does."""
+        if self._complete:
+            return
+        with self._lock:
+            for name in self._names:
+                self[name]
+            ordered = [(name, dict.__getitem__(self, name)) for name in self._names]
+            dict.clear(self)
+            dict.update(self, ordered)
+            self._complete = True
+
+    def __iter__(self):
+        self._every()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def get(self, name, default=None):
+        return self[name] if name in self._names else default
+
+    def keys(self):
+        self._every()
+        return dict.keys(self)
+
+    def values(self):
+        self._every()
+        return dict.values(self)
+
+    def items(self):
+        self._every()
+        return dict.items(self)
+
+    def copy(self) -> dict:
+        self._every()
+        return dict(dict.items(self))
+
+    def __eq__(self, other: object) -> bool:
+        self._every()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        self._every()
+        return dict.__repr__(self)
+
+    def __reduce__(self):
+        return (dict, (self.copy(),))
+
+
 def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, copy_context=None,
-                  scan_hints=None) -> dict:
-    """Create one `Message` subclass per message spec in ``registry``, by full name.
+                  scan_hints=None, on_build=None) -> ClassTable:
+    """One `Message` subclass per message spec in ``registry``, by full name: a `ClassTable`,
+    which builds each class the first time it is asked for.
 
     ``module`` becomes the classes' ``__module__`` (irmodel passes ``"irmodel"``, so that
     ``repr(type(m))`` and pickling name the package users import them from).
@@ -655,12 +762,23 @@ def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, 
     ``scan_hints`` maps type names to `ScanHints` (dicts; see `wirefmt.scangen`): how
     those types' fields occur in the files read, for their generated scan code (speed and
     memory only; ValueError for a hint that cannot apply, from here or from the first
-    scan of the type).
+    scan of the type).  ``on_build(name, cls)``, if given, is called once for each class
+    as it is built, before anybody else gets it (where the caller dresses it: nested
+    types and enums as attributes, a repr).
     """
     hints = hints_by_type(registry, scan_hints)
-    classes: dict = {}
-    for name, spec in registry.messages.items():
+    table = ClassTable()
+    table._names = dict.fromkeys(registry.messages)
+    table._complete = False
+    table._lock = _RLock()
+    table._dressing = {}
+
+    def build(name: str) -> type:
+        spec = registry.messages[name]
         checks = {f.name: _values.checker(f, registry) for f in spec.fields if f.kind != MESSAGE}
+        field_classes = _FieldClasses()
+        field_classes._spec = spec
+        field_classes._table = table
         ns = {
             "_spec": spec,
             "_registry": registry,
@@ -668,7 +786,7 @@ def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, 
             "_fields": dict(spec.by_name),
             "_checks": checks,
             "_tags": None,  # made by the first generic scan of the type: most never need it
-            "_classes": {},
+            "_classes": field_classes,
             "_code_cache": code_cache,
             "_scan_hints": hints.get(name, NO_HINTS),
             "_copy_context": staticmethod(copy_context) if copy_context is not None else None,
@@ -684,10 +802,16 @@ def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, 
             else:
                 lazy_type = _LazyField if f.kind == MESSAGE else _LazyScalars
                 ns[f.name] = lazy_type(f, checks.get(f.name))
-        classes[name] = type(name.replace(".", "_"), (Message,), ns)
-    for name, cls in classes.items():
-        for f in cls._spec.fields:
-            if f.kind == MESSAGE:
-                cls._classes[f.name] = classes[f.type_name]
-    install_scanners(classes.values())
-    return classes
+        cls = type(name.replace(".", "_"), (Message,), ns)
+        install_scanners((cls,))
+        if on_build is not None:  # the table hands it out once dressed; meanwhile, to this thread only
+            table._dressing[name] = cls
+            try:
+                on_build(name, cls)
+            finally:
+                del table._dressing[name]
+        dict.__setitem__(table, name, cls)
+        return cls
+
+    table._build = build
+    return table

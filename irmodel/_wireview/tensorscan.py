@@ -42,13 +42,13 @@ from wirefmt.schema import INT64, LEN, PACKABLE, SGROUP, VARINT, WIRE_TYPE
 from wirefmt.varint import read_short_varint, read_varint, to_int64
 
 from .._dtypes.table import ELEM_BITS  # (not `rows`: its row classes cost inspect's start)
-from ..messages import CLASSES
+from ..proto import REGISTRY
 from . import fields as F
 from .fastpath import declined
 from .patterns import compiled
 from .wire import field as _field
 
-_FIELDS = CLASSES["TensorProto"]._fields
+_FIELDS = REGISTRY.messages["TensorProto"].by_name
 _DIMS, _DATA_TYPE, _SEGMENT, _NAME, _DATA_LOCATION = (
     F.TENSOR_DIMS, F.TENSOR_DATA_TYPE, F.TENSOR_SEGMENT, F.TENSOR_NAME, F.TENSOR_DATA_LOCATION)
 #: The wire types each known field may carry (a packable repeated field: its own or LEN).
