@@ -681,6 +681,16 @@ class ClassTable(dict):
     _complete: bool  # every class built, in the registry's order
     _dressing: dict  # classes built, handed to ``on_build`` and not yet in the table
 
+    def __init__(self, names, build) -> None:
+        """``names``: the registry's message names, in its order; ``build(name)``: the class,
+        built and put in the table (`build_classes`)."""
+        super().__init__()
+        self._names = dict.fromkeys(names)
+        self._build = build
+        self._lock = _RLock()
+        self._complete = False
+        self._dressing = {}
+
     def __missing__(self, name: str) -> type:
         if name not in self._names:
             raise KeyError(name)
@@ -767,11 +777,6 @@ def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, 
     types and enums as attributes, a repr).
     """
     hints = hints_by_type(registry, scan_hints)
-    table = ClassTable()
-    table._names = dict.fromkeys(registry.messages)
-    table._complete = False
-    table._lock = _RLock()
-    table._dressing = {}
 
     def build(name: str) -> type:
         spec = registry.messages[name]
@@ -813,5 +818,5 @@ def build_classes(registry: Registry, module: str = "wirefmt", code_cache=None, 
         dict.__setitem__(table, name, cls)
         return cls
 
-    table._build = build
+    table = ClassTable(registry.messages, build)
     return table

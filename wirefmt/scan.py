@@ -550,7 +550,8 @@ def wrap_generated_scanners(wrap: Callable[[Callable], Callable] | None) -> None
     ``wrap_generated_scanners(atheris.instrument_func)``) gets each one here, as it is made.
     Both scanners of every class built so far are made now, through ``wrap``, so the cost
     comes at start-up rather than in the first input (build every class first to have them
-    all: iterate the `ClassTable`); those made later go through it as they are made.  Classes switched to the generic loop (`use_generated_scanners`) keep it.
+    all: iterate the `ClassTable`); those made later go through it as they are made.
+    Classes switched to the generic loop (`use_generated_scanners`) keep it.
     """
     global _wrap
     _wrap = wrap

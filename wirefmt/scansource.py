@@ -275,10 +275,7 @@ def _eager_items_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int) -> None
         with out.block(f"if end - start > {scan.hints['eager_span']}:  # a large owner: lazy, see eager_span"):
             out.line(f"{local} = lazy_items(m, {name!r})")
         with out.block("else:"):
-            out.line(f"{local} = d[{name!r}] = ML()")
-            out.line(f"{local}._owner = m")
-            out.line(f"{local}._name = {name!r}")
-            out.line(f"{local}._cls = {cls}")
+            _new_message_list(out, local, name, cls)
     with out.block(f"if type({local}) is ML:"):
         with out.block("try:"):
             out.line(f"append({local}, {cls}._make_child({cls}, m, q, e, {name!r}, HELD))")
@@ -557,12 +554,16 @@ def _eager_items_empty(out: Emitter, scan: _Scan) -> None:
     for a present field (owner, name, item class), so a change through it is a change of
     the owner, as any."""
     for name in scan.hints["eager_items"]:
-        cls = scan.class_const(scan.spec.by_name[name])
         with out.block(f"if {name!r} not in d:"):
-            out.line(f"E = d[{name!r}] = ML()")
-            out.line("E._owner = m")
-            out.line(f"E._name = {name!r}")
-            out.line(f"E._cls = {cls}")
+            _new_message_list(out, "E", name, scan.class_const(scan.spec.by_name[name]))
+
+
+def _new_message_list(out: Emitter, local: str, name: str, cls: str) -> None:
+    """``local`` and the owner's field ``name`` become a new, empty `MessageList` of ``cls`` items."""
+    out.line(f"{local} = d[{name!r}] = ML()")
+    out.line(f"{local}._owner = m")
+    out.line(f"{local}._name = {name!r}")
+    out.line(f"{local}._cls = {cls}")
 
 
 def scan_source(spec: MessageSpec, registry: Registry, consts: dict, cls_of: Callable[[FieldSpec], type[Message]],
