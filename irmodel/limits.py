@@ -28,11 +28,11 @@ too, so comparisons and ``min``/``max`` keep working).
 
 from __future__ import annotations
 
-from wirefmt.safetext import MAX_INT_DIGITS, int_text
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Iterable
+
+    from wirefmt.safetext import MAX_INT_DIGITS, int_text
 
 #: The largest element count or byte size we compute: int64's maximum.  ONNX dims are
 #: int64, numpy sizes are a signed 64-bit ``intp``, file offsets are a signed 64-bit
@@ -110,6 +110,17 @@ def size_text(size: int | None, unit: str = "") -> str:
     return f"{size} {unit}" if unit else str(size)
 
 
+
+
+def __getattr__(name: str):
+    """`int_text` and `MAX_INT_DIGITS`, re-exported from `wirefmt.safetext` when first
+    asked for: nothing here uses them, and a process that only measures sizes (``inspect``)
+    does not load the text module."""
+    if name in ("int_text", "MAX_INT_DIGITS"):
+        from wirefmt import safetext  # noqa: PLC0415 - see the docstring
+
+        return getattr(safetext, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["MAX_SIZE", "MAX_VALUE_ELEMENTS", "MAX_PROPAGATED_ELEMENTS", "MAX_INT_DIGITS", "int_text", "TOO_LARGE", "element_count", "byte_size", "add_sizes", "is_too_large",

@@ -87,6 +87,8 @@ def test_the_inspect_summary_imports_no_more_of_the_standard_library():
                             f"summarize(irmodel.load({LENET!r}))")
     assert not loaded & HEAVY_STDLIB
     assert not loaded & (LAZY_MODULES - {"irmodel._report.summary"})
+    # A shared library and the text module: a summary reads no float and writes no text.
+    assert not loaded & {"struct", "_struct", "wirefmt.safetext"}
 
 
 def test_a_warm_cache_imports_no_source_writer(tmp_path):

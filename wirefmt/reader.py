@@ -9,7 +9,6 @@ malformed input is produced here, in one place.
 
 from __future__ import annotations
 
-import struct
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Iterator, NamedTuple
@@ -200,8 +199,10 @@ def unpack_fixed(kind: int, buf: Buffer, start: int, end: int) -> list:
     width = FIXED_WIDTH[kind]
     if (end - start) % width:
         raise DecodeError(f"packed data of {end - start} bytes is not a multiple of {width}", start)
+    from struct import unpack_from  # noqa: PLC0415 - a shared library, loaded by the first packed value
+
     fmt = "<%d%s" % ((end - start) // width, FIXED_FORMAT[kind][1])
-    values = list(struct.unpack_from(fmt, buf, start))
+    values = list(unpack_from(fmt, buf, start))
     if kind == FLOAT:
         for i, v in enumerate(values):
             if v != v:

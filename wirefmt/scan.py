@@ -10,7 +10,6 @@ the test suite decodes its corpus both ways.
 
 from __future__ import annotations
 
-import struct
 from _weakref import ref as _weakref
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
@@ -48,8 +47,20 @@ from .varint import encode_varint, read_short_varint, read_varint, to_int32
 
 _list_append = list.append
 new_instance = _new = object.__new__
-#: ``struct.unpack_from`` of one value of each fixed-width kind.
-_UNPACK = {kind: struct.Struct(fmt).unpack_from for kind, fmt in FIXED_FORMAT.items()}
+#: ``struct.unpack_from`` of one value of each fixed-width kind, filled by `_unpacker`.
+_UNPACK: dict = {}
+
+
+def _unpacker(kind: int) -> Callable:
+    """``struct.unpack_from`` of one value of ``kind``: `struct` is a shared library to
+    load, and most files' generic scans meet no fixed-width field."""
+    try:
+        return _UNPACK[kind]
+    except KeyError:
+        from struct import Struct  # noqa: PLC0415 - see the docstring
+
+        unpack = _UNPACK[kind] = Struct(FIXED_FORMAT[kind]).unpack_from
+        return unpack
 
 
 def _scan(msg, src, mv, pos: int, end: int) -> None:
@@ -216,7 +227,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                 width = FIXED_WIDTH[kind]
                 if end - pos < width:
                     raise DecodeError("truncated fixed-width value", pos)
-                v = _UNPACK[kind](src, pos)[0]
+                v = (_UNPACK.get(kind) or _unpacker(kind))(src, pos)[0]
                 if v != v and kind == FLOAT:  # float32 NaN: keep its exact bits
                     v = float32_nan(src, pos)
                 d[name] = v
@@ -225,7 +236,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                 width = FIXED_WIDTH[kind]
                 if end - pos < width:
                     raise DecodeError("truncated fixed-width value", pos)
-                v = _UNPACK[kind](src, pos)[0]
+                v = (_UNPACK.get(kind) or _unpacker(kind))(src, pos)[0]
                 if v != v and kind == FLOAT:
                     v = float32_nan(src, pos)
                 pos += width
@@ -416,7 +427,6 @@ _SCANNER_HELPERS = {
     "memo_store": _memo_store, "NOT_KEPT": NOT_KEPT, "long_len": long_length, "span_run": _span_run,
     "new": _new, "HELD": HELD, "MAX_DEPTH": MAX_DEPTH, "too_deep": _too_deep, "slow": _slow, "overrun": _overrun,
     "read_varint": read_varint, "read_short_varint": read_short_varint, "to_int32": to_int32, "float32_nan": float32_nan,
-    "unpack_float": struct.Struct("<f").unpack_from, "StructError": struct.error,
     "new_repeated": new_repeated, "RS": RepeatedScalars, "RM": RepeatedMessages, "append": list.append, "DecodeError": DecodeError, "with_path": _with_path,
     "drop_replaced_member": _drop_replaced_member, "ML": MessageList, "defer_items": _defer_items,
     "lazy_items": _lazy_items,

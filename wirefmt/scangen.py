@@ -272,5 +272,21 @@ def build_scanner(cls: type[Message], registry: Registry, helpers: dict, which: 
     stamp = _stamp(spec, registry, which, hints) if cache is not None else ""
     code = _compile(source_of, stamp, f"<wirefmt {which} {spec.name}>",
                     f"{cls.__module__}.{spec.name}.{which}.{gen}.{len(stamp):x}", cache)
+    if _names(code, "unpack_float"):
+        ns.update(float_helpers())
     exec(code, ns)  # noqa: S102 -- source built above from the schema tables only
     return ns[which]
+
+
+def float_helpers() -> dict:
+    """The helpers of code that reads a float32 inline (`scansource._read_float`): apart from
+    the others (`scan._SCANNER_HELPERS`) because `struct` is a shared library to load, and
+    the scans a model's summary runs (the model, its graph, tensors, value infos) read none."""
+    from struct import Struct, error  # noqa: PLC0415 - see the docstring
+
+    return {"unpack_float": Struct("<f").unpack_from, "StructError": error}
+
+
+def _names(code: Any, name: str) -> bool:
+    """Whether ``code`` or a function defined in it names the global ``name``."""
+    return name in code.co_names or any(_names(c, name) for c in code.co_consts if type(c) is _CODE_TYPE)

@@ -27,7 +27,8 @@ make us copy more than 127 bytes beyond the message.
 The source is written by an `Emitter`, a line at a time, by functions that each write one
 piece (a field's branch, the loop, the header) at the indentation of the block they are
 called in.  Names the generated code uses and where they come from: `scan._SCANNER_HELPERS`
-(functions and classes), `scangen.scan_consts` (``CLASS_n``, ``VALUES_n``), the class's
+(functions and classes), `scangen.float_helpers` (``unpack_float``, ``StructError``: only in
+code that reads a float inline), `scangen.scan_consts` (``CLASS_n``, ``VALUES_n``), the class's
 value checks (``CHECK_n``), and for a memo ``MEMO``, ``MEMO_SPAN``, ``MEMO_ENTRIES``
 (`scangen.build_scanner`).
 
@@ -128,6 +129,9 @@ class _Scan:
         self.cls_of = cls_of
         self.consts = consts
         self.locals = sorted(local for f in spec.fields if (local := _local_name(f)))
+        #: Whether a branch reads a float32 inline (`_read_float`): only then does the code
+        #: name ``unpack_float`` and catch its ``StructError`` (`scangen.FLOAT_HELPERS`).
+        self.reads_floats = False
 
     def slow(self, out: Emitter) -> None:
         """Hand the field at ``pos`` to the generic loop, then reload what it may change."""
@@ -363,6 +367,7 @@ def _varint_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int) -> None:
 
 def _float_branch(out: Emitter, scan: _Scan, f: FieldSpec, t: int) -> None:
     """A float value, or an unpacked element of a repeated one."""
+    scan.reads_floats = True
     if f.repeated:
         _new_list(out, scan, f)
         _read_float(out, t)
@@ -462,7 +467,7 @@ def _loop(out: Emitter, scan: _Scan) -> None:
             out.line("break")
         with out.block("except UnicodeDecodeError:  # the generic path decides: bytes (proto2) or an error (proto3)"):
             scan.slow(out)
-        with out.block("except (IndexError, StructError):"):
+        with out.block("except (IndexError, StructError):" if scan.reads_floats else "except IndexError:"):
             out.line("overrun(m, src, start, end)")
         with out.block("except DecodeError as exc:  # from an inline read_varint: name the message"):
             out.line("raise with_path(m, exc)")

@@ -7,7 +7,6 @@ range; users of `onnx` rely on both, so the same rules apply here.
 
 from __future__ import annotations
 
-import struct
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
     from typing import Any, Callable, cast
@@ -18,14 +17,19 @@ from .reader import Float32NaN
 from .schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT32, INT_RANGE, INTEGER_KINDS, STRING,
                             FieldSpec, KIND_NAMES, Registry)
 
-_F32 = struct.Struct("<f")
 _FLOAT32_MAX = 3.4028234663852886e38
+_F32: list = []  # the float32 `struct.Struct`, made by the first `to_float32`
 
 
 def to_float32(x: float) -> float:
     """Round a double to the nearest float32, overflowing to infinity as C does."""
+    if not _F32:  # `struct` is a shared library to load: a process that sets no float never does
+        from struct import Struct  # noqa: PLC0415
+
+        _F32.append(Struct("<f"))
+    f32 = _F32[0]
     try:
-        return _F32.unpack(_F32.pack(x))[0]
+        return f32.unpack(f32.pack(x))[0]
     except OverflowError:
         # struct refuses values above FLT_MAX that C's conversion would round down
         # (those within half an ulp) or to infinity; decide as C does.
