@@ -242,7 +242,7 @@ def _ranges(sides: dict) -> str:
 
 #: Display names of the models, and each model's part of a case's target (see the cases).
 MODEL_LABELS = {"weights": "weights", "structure": "structure", "structure_valid": "75,000-node (valid)",
-                "residual_mlp": "torch-shaped residual MLP (75,000 nodes)", "gpt2": "GPT-2-shaped",
+                "residual_mlp": "torch-shaped residual MLP", "gpt2": "GPT-2-shaped",
                 "resnet50": "ResNet-50-shaped", "gpt2_external": "decoder with external data"}
 #: Case a's speed targets by model: the highest ours / reference that meets them, in
 #: process and as a whole process (None: no target for that figure).
