@@ -94,26 +94,27 @@ def format_float32(x: float) -> str:
         return "inf" if x > 0 else "-inf"
     a = abs(x)
     # Fewest significant digits that read back as the same float32.  Reading back gets
-    # closer as digits are added (if n digits do, n + 1 do), so the count is searched
-    # from where float32 data usually is: 9 digits always read back, most values need
-    # 8 or 9, and fewer are found by bisection.
-    best = _round_trip(a, 8)
+    # closer as digits are added (if n digits do, n + 1 do), so the search starts from the
+    # count that the width of what reads back guarantees (decimals of n digits are spaced
+    # closer than that width: one falls inside), tries one and two fewer (most float data
+    # needs the estimate or one digit less), and bisects below only when those read back
+    # too (a value that happens to have a short decimal, as 0.5).
+    bounds = _bounds(a)
+    sure = min(9, max(1, math.floor(math.log10(a)) - math.floor(math.log10(bounds[1] - bounds[0])) + 1))
+    best = _round_trip(a, sure, bounds)
+    while best is None and sure < 9:  # not expected: the estimate is exact or one more
+        sure += 1
+        best = _round_trip(a, sure, bounds)
     if best is None:
         best = f"{a:.8e}"
-    else:
-        found = _round_trip(a, 7)
-        lo, hi = 1, 6
+    lo, hi = 1, sure - 1
+    while lo <= hi:  # the fewest digits below ``sure``: one fewer, two fewer, then bisection
+        mid = hi if hi >= sure - 2 else (lo + hi) // 2
+        found = _round_trip(a, mid, bounds)
         if found is None:
-            lo = 7
+            lo = mid + 1
         else:
-            best = found
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            found = _round_trip(a, mid)
-            if found is not None:
-                best, hi = found, mid - 1
-            else:
-                lo = mid + 1
+            best, hi = found, mid - 1
     digits, exp = _split(best)
     return _layout(digits, exp, x < 0, a)
 
@@ -123,11 +124,12 @@ def float32_text(bits: int) -> str:
     return format_float32(_F32.unpack(_U32.pack(bits))[0])
 
 
-def _round_trip(a: float, ndigits: int) -> str | None:
+def _round_trip(a: float, ndigits: int, bounds: tuple) -> str | None:
     """The closest ``ndigits``-digit decimal to ``a`` that reads back as ``a`` (or one
-    next to it: below a power of two the interval that reads back is lopsided)."""
+    next to it: below a power of two the interval that reads back is lopsided).
+    ``bounds``: `_bounds` of ``a``."""
     text = f"{a:.{ndigits - 1}e}"
-    if _f32_or_none(text) == a:
+    if _reads_back(text, a, bounds):
         return text
     mant, _, e = text.partition("e")
     d = int(mant.replace(".", ""))
@@ -135,9 +137,35 @@ def _round_trip(a: float, ndigits: int) -> str | None:
         if cand <= 0:
             continue
         s = f"{cand}e{int(e) - (ndigits - 1)}"
-        if len(str(cand)) == ndigits and _f32_or_none(s) == a:
+        if len(str(cand)) == ndigits and _reads_back(s, a, bounds):
             return f"{s}"
     return None
+
+
+def _bounds(a: float) -> tuple:
+    """The midpoints between the positive float32 ``a`` and its two neighbours (for the
+    largest, half an ulp past it, where reading overflows): what reads back as ``a`` lies
+    between them.  Exact in a double: two neighbouring float32 values sum in 26 bits."""
+    below = _next_f32(a, False)
+    above = _next_f32(a, True)
+    return (a + below) / 2, (a + above) / 2 if above != math.inf else a + (a - below) / 2
+
+
+def _reads_back(text: str, a: float, bounds: tuple) -> bool:
+    """Whether the decimal ``text`` reads back as the positive float32 ``a`` (as
+    `read_float32` says), from one read as a double: rounding is monotonic, so a double
+    strictly inside ``bounds`` comes from a decimal strictly inside them, and one strictly
+    outside from one outside.  A double on a midpoint itself is left to `read_float32`
+    (ties go to the even neighbour, decided by the decimal's exact value).  About a fifth of
+    the cost of `read_float32` per try, which printing a model's float data makes up to six
+    times per value."""
+    d = float(text)
+    below, above = bounds
+    if below < d < above:
+        return True
+    if d < below or d > above:
+        return False
+    return _f32_or_none(text) == a
 
 
 def _f32_or_none(text: str) -> float | None:

@@ -229,3 +229,43 @@ def test_unknown_fields_are_kept_as_wire_bytes():
     text = to_text(irmodel.loads(data))
     assert "0xa00605" in text
     assert irmodel.dumps(parse_model(text)) == data
+
+
+# -- float32 values print as onnx prints them ----------------------------------------------
+# The shortest decimal that reads back (onnx: ``std::to_chars``), searched from the width of
+# what reads back (`irmodel._text.numbers.format_float32`): compared with onnx's printer on
+# finite float32 values of every exponent, the ends of the range and values just off powers
+# of two (where what reads back is lopsided).
+
+_EDGE_BITS = sorted({1, 2, 3, 0x7FFFFF, 0x800000, 0x800001, 0x7F7FFFFF, 0x7F7FFFFE, 0x3DCCCCCD, 0x3F000000,
+                     *((e << 23) + k for e in range(1, 255, 11) for k in (0, 1, 0x7FFFFF))})
+
+
+def _onnx_float_text(value: float) -> str:
+    text = onnx_printer.to_text(oh.make_node("LeakyRelu", ["x"], ["y"], alpha=value))
+    return text.split("alpha: float = ", 1)[1].split(">", 1)[0]
+
+
+def _ours_float_text(value: float) -> str:
+    node = irmodel.NodeProto.FromString(oh.make_node("LeakyRelu", ["x"], ["y"], alpha=value).SerializeToString())
+    return to_text(node).split("alpha: float = ", 1)[1].split(">", 1)[0]
+
+
+@pytest.mark.parametrize("bits", _EDGE_BITS)
+def test_a_float32_at_an_edge_prints_as_onnx_prints_it(bits):
+    for sign in (0, 0x80000000):
+        value = struct.unpack("<f", struct.pack("<I", bits | sign))[0]
+        assert _ours_float_text(value) == _onnx_float_text(value)
+
+
+def test_float32_values_of_every_kind_print_as_onnx_prints_them():
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.integers(0, 0xFFFFFFFF).filter(lambda b: (b >> 23) & 0xFF != 0xFF)  # finite
+           | st.floats(width=32, allow_nan=False, allow_infinity=False).map(lambda f: struct.unpack(
+               "<I", struct.pack("<f", f))[0]))
+    def check(bits):
+        value = struct.unpack("<f", struct.pack("<I", bits))[0]
+        assert _ours_float_text(value) == _onnx_float_text(value)
+    check()
