@@ -283,7 +283,11 @@ class Parser(TensorSyntax):
         while not lx.accept("}"):
             if lx.kind == "end":
                 raise lx.error("a node or '}'")
-            self.node_into(nodes.add())
+            # Built apart and then appended (adopted, not copied): each field set marks only
+            # the node changed, not the node, its graph and the model above it.
+            n = nodes._cls()
+            self.node_into(n)
+            nodes.append(n)
 
     # -- nodes and attributes ----------------------------------------------------------------------
     def node_into(self, n) -> None:
@@ -353,7 +357,8 @@ class Parser(TensorSyntax):
 
     def attributes_into(self, attrs) -> None:
         self.lx.expect("<")
-        self.items(">", lambda: attrs.add().CopyFrom(self.attribute()), may_be_empty=False)
+        # `attribute` makes a new message (a literal too): adopted, not copied.
+        self.items(">", lambda: attrs.append(self.attribute()), may_be_empty=False)
 
     def attribute(self):
         lx = self.lx
