@@ -11,6 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs every process a few ms
+    from struct import Struct
     from typing import Iterator, NamedTuple
 
     from .buffer import Buffer
@@ -192,6 +193,23 @@ def convert_varint(kind: int, raw: int) -> int | bool:
     if kind == SINT32:
         return to_int32(zigzag_decode(raw & MASK32))
     raise TypeError(f"kind {kind} is not a varint kind")
+
+
+_STRUCTS: dict = {}  # kind -> its `struct.Struct`, made by `fixed_struct`
+
+
+def fixed_struct(kind: int) -> Struct:
+    """The ``struct.Struct`` of one value of the fixed-width ``kind`` (`FIXED_FORMAT`), made
+    on first use: `struct` is a shared library to load, and a process that decodes and sets
+    no float or fixed-width value (a model's summary) never loads it.  The one home of these
+    for the generic scan, the generated scan code (`scangen.float_helpers`) and the value
+    checks (`values.to_float32`)."""
+    s = _STRUCTS.get(kind)
+    if s is None:
+        from struct import Struct  # noqa: PLC0415 - see the docstring
+
+        s = _STRUCTS[kind] = Struct(FIXED_FORMAT[kind])
+    return s
 
 
 def unpack_fixed(kind: int, buf: Buffer, start: int, end: int) -> list:

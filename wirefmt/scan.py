@@ -22,9 +22,10 @@ from . import containers as _containers
 from .containers import HELD, MessageList, RepeatedMessages, RepeatedScalars, new_messages, new_repeated
 from .errors import DecodeError
 from .limits import MAX_DEPTH
-from .reader import convert_varint, float32_nan, iter_fields, read_field, read_length, unpack_fixed, unpack_varints
+from .reader import (convert_varint, fixed_struct, float32_nan, iter_fields, read_field, read_length, unpack_fixed,
+                     unpack_varints)
 from .scangen import build_scanner, generic_child_maker, long_length
-from .schema import (BOOL, BYTES, ENUM, FIXED_FORMAT, FIXED_WIDTH, FLOAT, I32, I64, INT32, INT64, LEN,
+from .schema import (BOOL, BYTES, ENUM, FIXED_WIDTH, FLOAT, I32, I64, INT32, INT64, LEN,
                      MESSAGE, SINT32, SINT64, STRING, UINT64, VARINT, WIRE_TYPE, MessageSpec, Registry)
 from .varint import encode_varint, read_short_varint, read_varint, to_int32
 
@@ -47,20 +48,6 @@ from .varint import encode_varint, read_short_varint, read_varint, to_int32
 
 _list_append = list.append
 new_instance = _new = object.__new__
-#: ``struct.unpack_from`` of one value of each fixed-width kind, filled by `_unpacker`.
-_UNPACK: dict = {}
-
-
-def _unpacker(kind: int) -> Callable:
-    """``struct.unpack_from`` of one value of ``kind``: `struct` is a shared library to
-    load, and most files' generic scans meet no fixed-width field."""
-    try:
-        return _UNPACK[kind]
-    except KeyError:
-        from struct import Struct  # noqa: PLC0415 - see the docstring
-
-        unpack = _UNPACK[kind] = Struct(FIXED_FORMAT[kind]).unpack_from
-        return unpack
 
 
 def _scan(msg, src, mv, pos: int, end: int) -> None:
@@ -227,7 +214,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                 width = FIXED_WIDTH[kind]
                 if end - pos < width:
                     raise DecodeError("truncated fixed-width value", pos)
-                v = (_UNPACK.get(kind) or _unpacker(kind))(src, pos)[0]
+                v = fixed_struct(kind).unpack_from(src, pos)[0]
                 if v != v and kind == FLOAT:  # float32 NaN: keep its exact bits
                     v = float32_nan(src, pos)
                 d[name] = v
@@ -236,7 +223,7 @@ def _scan(msg, src, mv, pos: int, end: int) -> None:
                 width = FIXED_WIDTH[kind]
                 if end - pos < width:
                     raise DecodeError("truncated fixed-width value", pos)
-                v = (_UNPACK.get(kind) or _unpacker(kind))(src, pos)[0]
+                v = fixed_struct(kind).unpack_from(src, pos)[0]
                 if v != v and kind == FLOAT:
                     v = float32_nan(src, pos)
                 pos += width

@@ -19,8 +19,9 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from .message import Message
     from .schema import FieldSpec
 
+from .reader import fixed_struct
 from .varint import read_short_varint
-from .schema import ENUM, MESSAGE, MessageSpec, Registry
+from .schema import ENUM, FLOAT, MESSAGE, MessageSpec, Registry
 
 # -- scan hints: what the generator is told about a type beyond its schema ---------------
 # The schema says which fields a type has; it does not say how files use them.  A graph's
@@ -282,9 +283,10 @@ def float_helpers() -> dict:
     """The helpers of code that reads a float32 inline (`scansource._read_float`): apart from
     the others (`scan._SCANNER_HELPERS`) because `struct` is a shared library to load, and
     the scans a model's summary runs (the model, its graph, tensors, value infos) read none."""
-    from struct import Struct, error  # noqa: PLC0415 - see the docstring
+    unpack_float = fixed_struct(FLOAT).unpack_from
+    from struct import error  # noqa: PLC0415 - see the docstring (loaded by the line above)
 
-    return {"unpack_float": Struct("<f").unpack_from, "StructError": error}
+    return {"unpack_float": unpack_float, "StructError": error}
 
 
 def _names(code: Any, name: str) -> bool:

@@ -130,7 +130,7 @@ class _Scan:
         self.consts = consts
         self.locals = sorted(local for f in spec.fields if (local := _local_name(f)))
         #: Whether a branch reads a float32 inline (`_read_float`): only then does the code
-        #: name ``unpack_float`` and catch its ``StructError`` (`scangen.FLOAT_HELPERS`).
+        #: name ``unpack_float`` and catch its ``StructError`` (`scangen.float_helpers`).
         self.reads_floats = False
 
     def slow(self, out: Emitter) -> None:

@@ -13,21 +13,16 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 else:  # run time: cast is the identity (typing is not imported for it)
     from .records import cast
 
-from .reader import Float32NaN
+from .reader import Float32NaN, fixed_struct
 from .schema import (BOOL, BYTES, DOUBLE, ENUM, FLOAT, INT32, INT_RANGE, INTEGER_KINDS, STRING,
                             FieldSpec, KIND_NAMES, Registry)
 
 _FLOAT32_MAX = 3.4028234663852886e38
-_F32: list = []  # the float32 `struct.Struct`, made by the first `to_float32`
 
 
 def to_float32(x: float) -> float:
     """Round a double to the nearest float32, overflowing to infinity as C does."""
-    if not _F32:  # `struct` is a shared library to load: a process that sets no float never does
-        from struct import Struct  # noqa: PLC0415
-
-        _F32.append(Struct("<f"))
-    f32 = _F32[0]
+    f32 = fixed_struct(FLOAT)
     try:
         return f32.unpack(f32.pack(x))[0]
     except OverflowError:

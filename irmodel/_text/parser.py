@@ -285,7 +285,7 @@ class Parser(TensorSyntax):
                 raise lx.error("a node or '}'")
             # Built apart and then appended (adopted, not copied): each field set marks only
             # the node changed, not the node, its graph and the model above it.
-            n = nodes._cls()
+            n = self.c["NodeProto"]()
             self.node_into(n)
             nodes.append(n)
 
