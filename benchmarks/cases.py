@@ -125,13 +125,18 @@ def comparable(summary: dict) -> dict:
 # -- the sides of each case --------------------------------------------------------------
 
 def inspect_ours(path):
-    import irmodel
-    from irmodel._report.summary import summarize
+    from irmodel._report.bytesummary import summarize_path
 
-    def work():  # what `irmodel inspect` does
+    def work():  # what `irmodel inspect` does: from the bytes if it can, else load and walk
+        found = summarize_path(path)
+        if found is not None:
+            return None, found[0]
+        import irmodel
+        from irmodel._report.summary import summarize
+
         m = irmodel.load(path, load_external_data=False)
         return m, summarize(m, base_dir=os.path.dirname(os.path.abspath(path)))
-    return work, lambda r: {"summary": comparable(r[1])}
+    return work, lambda r: {"summary": comparable(r[1]), "from_bytes": r[0] is None}
 
 
 def inspect_reference(path, external="load"):

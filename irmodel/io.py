@@ -1,6 +1,7 @@
 """Opening and writing models: mmap on load, atomic replace on save.
 
-With `irmodel._files.external_data` (which reads data files) and `irmodel._files.external_write`
+With `irmodel._files.buffer` (which maps or reads a file), `irmodel._files.external_data` (which
+reads data files) and `irmodel._files.external_write`
 (which writes them through `irmodel._files.atomic`), this is the only place that opens files:
 wirefmt's messages and encoder work on buffers, in the sans-IO style of h11.  What a
 loaded model needs from its file later (the mapped file's descriptor, its directory,
@@ -11,11 +12,11 @@ from __future__ import annotations
 
 import mmap
 import os
-import stat
 
 from wirefmt import DecodeError
 
 from .messages import CLASSES
+from ._files.buffer import contents as _contents, read_buffer, read_rest as _read_rest
 from ._files.origin import Origin, check_unchanged, origin_of, set_origin
 
 TYPE_CHECKING = False
@@ -89,35 +90,6 @@ def loads(data: bytes | bytearray | memoryview | mmap.mmap, type_name: str = "Mo
 
 # -- loading -------------------------------------------------------------------------------
 
-def _read_rest(f):
-    """Everything ``f`` has from its current position: a stream, or a file we cannot map."""
-    data = f.read()
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError("load() needs a binary file")
-    return data
-
-
-def _contents(f) -> tuple:
-    """``(buffer, start)`` for a file object with a descriptor: mapped when that can work.
-
-    Only a regular file of non-zero size is mapped (from offset 0; ``start`` is its
-    current position).  A pipe, FIFO, terminal or socket has no size and cannot be
-    mapped, and an empty file cannot be mapped either; ``/proc`` files say size 0 but
-    have contents: all of these are read from the current position, as
-    ``onnx.load(f)`` reads them.  A filesystem that refuses ``mmap`` is read too.
-    """
-    fd = f.fileno()
-    st = os.fstat(fd)
-    if stat.S_ISREG(st.st_mode) and st.st_size > 0:
-        start = f.tell() if hasattr(f, "tell") else 0
-        if start < st.st_size:
-            try:
-                return mmap.mmap(fd, 0, access=mmap.ACCESS_READ), start
-            except (OSError, ValueError):
-                pass  # e.g. ENODEV: a FUSE or network filesystem without mmap
-    return _read_rest(f), 0
-
-
 def _keep_source_fd(origin: Origin, msg, f, name: str | None) -> None:
     """Keep a descriptor of the mapped file, so a save can copy unchanged runs of it
     file-to-file in the kernel (`irmodel._files.filecopy.source_copier`).  It names the same
@@ -175,13 +147,6 @@ def load(f: str | bytes | os.PathLike | BinaryIO, load_external_data: bool = Tru
             origin.base_dir = os.path.dirname(os.path.abspath(name))
     set_origin(msg, origin)
     return msg
-
-
-def read_buffer(path: str | bytes | os.PathLike) -> "bytes | mmap.mmap":
-    """A file's bytes as a buffer, opened as `load` opens it: a read-only mmap for a
-    non-empty regular file, the bytes read for anything else (a pipe, an empty file)."""
-    with open(os.fsdecode(os.fspath(path)), "rb") as fh:
-        return _contents(fh)[0]
 
 
 def source_length(msg: Any) -> int:

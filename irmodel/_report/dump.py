@@ -36,7 +36,8 @@ from .._wireview.patterns import compiled
 from ..messages import ENUMS
 from ..limits import element_count, size_text
 from .shown import MAX_STRING_CHARS, name_text, quote
-from .summary import EXTERNAL, dtype_name, external_entries, tensor_nbytes, type_info, type_text
+from .entries import type_text
+from .summary import EXTERNAL, dtype_name, external_entries, tensor_nbytes, type_info
 
 #: Values of a tensor shown (decoded from at most 8 x 16 bytes of its data).
 PREVIEW_VALUES = 8

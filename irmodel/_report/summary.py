@@ -16,33 +16,19 @@ from wirefmt.message import item_spans, items_in_buffer
 
 from .._dtypes.table import ELEM_BITS
 from ..limits import add_sizes, byte_size, element_count
-from ..messages import ENUMS
 from .._wireview.fastpath import fast_paths_on, items_read
 from .._wireview.nodescan import count_ops
 from .._files.origin import origin_of
 from .._wireview.infoscan import opset_entry, value_info_tensor
 from .._wireview.tensorscan import tensor_header
 from .._walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, top_level, walk, walk_items
+from .entries import dtype_name, op_name, summary_dict, tensor_entry, value_entries
 
-_DTYPE_NAMES = ENUMS["TensorProto.DataType"]
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 _BLOCK = 8192  # span entries (4096 nodes) the census reads between progress reports
 
 
-def dtype_name(code: int) -> str:
-    try:
-        return _DTYPE_NAMES.Name(code)
-    except ValueError:
-        return f"<unknown dtype {code}>"
-
-
 # -- types and shapes ------------------------------------------------------------------
-
-def _tensor_entry(kind: str, elem_type: int, shape: list | None) -> dict:
-    """`type_info`'s entry of a tensor type, whether read from the messages or, for graph
-    inputs and outputs, from their bytes (`_streamed_value_infos`): one layout for both."""
-    return {"kind": kind, "elem_type": dtype_name(elem_type), "shape": shape}
-
 
 def type_info(type_proto: Any) -> dict:
     """A JSON-friendly description of a ``TypeProto``.
@@ -57,7 +43,7 @@ def type_info(type_proto: Any) -> dict:
         shape = ([d.dim_value if d.HasField("dim_value") else
                   (d.dim_param if d.HasField("dim_param") else None) for d in t.shape.dim]
                  if t.HasField("shape") else None)
-        return _tensor_entry("tensor" if which == "tensor_type" else "sparse_tensor", t.elem_type, shape)
+        return tensor_entry("tensor" if which == "tensor_type" else "sparse_tensor", t.elem_type, shape)
     if which in ("sequence_type", "optional_type"):
         inner = getattr(type_proto, which)
         elem = type_info(inner.elem_type) if inner.HasField("elem_type") else {"kind": None}
@@ -69,26 +55,6 @@ def type_info(type_proto: Any) -> dict:
     if which == "opaque_type":
         return {"kind": "opaque", "domain": type_proto.opaque_type.domain, "name": type_proto.opaque_type.name}
     return {"kind": None}
-
-
-def type_text(info: dict) -> str:
-    """``FLOAT[batch, 3, ?]`` and friends, from a `type_info` dict (names made safe)."""
-    from .shown import name_text  # noqa: PLC0415 - the text output only
-
-    kind = info.get("kind")
-    if kind in ("tensor", "sparse_tensor"):
-        shape = info["shape"]
-        dims = " (unknown rank)" if shape is None else \
-            "[" + ", ".join("?" if d is None else str(d) if isinstance(d, int) else name_text(d)
-                            for d in shape) + "]"
-        return ("sparse " if kind == "sparse_tensor" else "") + info["elem_type"] + dims
-    if kind in ("sequence", "optional"):
-        return f"{kind}({type_text(info['elem'])})"
-    if kind == "map":
-        return f"map({info['key_type']}, {type_text(info['value'])})"
-    if kind == "opaque":
-        return f"opaque({name_text(info['domain'])}::{name_text(info['name'])})"
-    return "(no type)"
 
 
 # -- tensors -----------------------------------------------------------------------------
@@ -257,7 +223,7 @@ class Census:
             self.streamed += streamed
             self._advance(streamed)
         for (op_type, domain), n in counts.items():
-            name = (domain + "::" if domain not in ("", "ai.onnx") else "") + op_type
+            name = op_name(op_type, domain)
             self.main_ops[name] = self.main_ops.get(name, 0) + n
 
     def _stream_initializers(self, g: Any, src: Any, where: tuple) -> list:
@@ -301,24 +267,8 @@ _HEADER_TRIES = 8
 
 
 def _op_name(node):
-    """``domain::op_type`` (the default domain left out).  A bytes domain or op type
-    (invalid UTF-8) makes the name bytes, shown with escapes by every output."""
-    domain, op = node.domain, node.op_type
-    if domain in ("", "ai.onnx"):
-        return op
-    if isinstance(domain, str) and isinstance(op, str):
-        return domain + "::" + op
-    return b"::".join(x.encode() if isinstance(x, str) else bytes(x) for x in (domain, op))
-
-
-def _histogram_order(item: tuple) -> tuple:
-    """Most frequent first, then by name (a bytes name, invalid UTF-8, as its text)."""
-    name, count = item
-    if not isinstance(name, str):
-        from wirefmt.safetext import as_text  # noqa: PLC0415 - rare: only names of invalid UTF-8
-
-        name = as_text(name)
-    return -count, name
+    """``domain::op_type`` of a NodeProto (`entries.op_name`)."""
+    return op_name(node.op_type, node.domain)
 
 
 def summarize(model: Any, base_dir: str | None = None,
@@ -359,11 +309,6 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
     initializers = census.initializers
     if initializers is None:
         initializers = [initializer_facts(t) for t in g.initializer]
-    by_dtype: dict = {}
-    for _, data_type, nbytes, _ in initializers:
-        entry = by_dtype.setdefault(dtype_name(data_type), {"count": 0, "bytes": 0})
-        entry["count"] += 1
-        entry["bytes"] = add_sizes((entry["bytes"], nbytes))
     init_names = {facts[0] for facts in initializers}
 
     files: dict = {}
@@ -392,7 +337,7 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
     opsets = _streamed_opsets(model) if stream else None
     if opsets is None:
         opsets = [{"domain": o.domain, "version": o.version} for o in model.opset_import]
-    return {
+    header = {
         "ir_version": model.ir_version if model.HasField("ir_version") else None,
         "producer_name": model.producer_name,
         "producer_version": model.producer_version,
@@ -401,23 +346,13 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
         "doc_string": model.doc_string,
         "opset_import": opsets,
         "metadata_props": [{"key": p.key, "value": p.value} for p in model.metadata_props],
-        "graph_name": g.name,
-        "inputs": value_infos("input"),
-        "outputs": value_infos("output"),
-        "value_info_count": len(g.value_info),
-        "node_count": len(g.node),
-        "op_types": dict(sorted(census.main_ops.items(), key=_histogram_order)),
-        "initializer_count": len(g.initializer),
-        "initializer_bytes": add_sizes(e["bytes"] for e in by_dtype.values()),
-        "initializers_by_dtype": by_dtype,
-        "sparse_initializer_count": len(g.sparse_initializer),
-        "external_data": list(files.values()),
-        "functions": [{"domain": f.domain, "name": f.name, "overload": f.overload, "nodes": len(f.node),
-                       "inputs": list(f.input), "outputs": list(f.output)} for f in model.functions],
-        "subgraph_count": census.subgraphs,
-        "total_node_count": census.graph_nodes,
-        "training_info_count": len(model.training_info),
     }
+    functions = [{"domain": f.domain, "name": f.name, "overload": f.overload, "nodes": len(f.node),
+                  "inputs": list(f.input), "outputs": list(f.output)} for f in model.functions]
+    return summary_dict(header, g.name, value_infos("input"), value_infos("output"), len(g.value_info),
+                        len(g.node), census.main_ops, initializers, len(g.sparse_initializer),
+                        list(files.values()), functions, census.subgraphs, census.graph_nodes,
+                        len(model.training_info))
 
 
 def _read_items(msg: Any, field: str, read: Callable) -> list | None:
@@ -436,7 +371,7 @@ def value_types(g: Any, field: str) -> list:
     ValueInfoProto and its types for each cost 4.6 s of such a run."""
     read = _read_items(g, field, value_info_tensor)
     if read is not None:
-        return [(name, _tensor_entry("tensor", elem_type, shape)) for name, elem_type, shape in read]
+        return [(name, tensor_entry("tensor", elem_type, shape)) for name, elem_type, shape in read]
     return [(v.name, type_info(v.type)) for v in getattr(g, field)]
 
 
@@ -445,8 +380,7 @@ def _streamed_value_infos(g: Any, field: str, init_names: set) -> list | None:
     read = _read_items(g, field, value_info_tensor)
     if read is None:
         return None
-    return [{"name": name, **_tensor_entry("tensor", elem_type, shape), "initializer": name in init_names}
-            for name, elem_type, shape in read]
+    return value_entries(read, init_names)
 
 
 def _streamed_opsets(model: Any) -> list | None:

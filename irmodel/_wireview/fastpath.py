@@ -14,8 +14,6 @@ idea): for tests and benchmarks, never consulted on the fast path itself.
 
 from __future__ import annotations
 
-from wirefmt.message import items_in_buffer
-
 #: Fields with fewer items take the message path.
 FAST_FROM = 64
 
@@ -48,6 +46,8 @@ def items(msg, field: str, count: int | None = None) -> tuple | None:
     the field's length when the caller knows it (else counted from the spans)."""
     if not _on or (count is not None and count < _from):
         return None
+    from wirefmt.message import items_in_buffer  # noqa: PLC0415 - the byte summary reads no message
+
     found = items_in_buffer(msg, field)
     if found is None or (count is None and len(found[1]) < 2 * _from):
         return None
@@ -62,6 +62,8 @@ def items_read(msg, field: str, read) -> list | None:
     caller makes each item whose answer is None, and reads it as a message."""
     if not _on:
         return None
+    from wirefmt.message import items_in_buffer  # noqa: PLC0415 - the byte summary reads no message
+
     exact = items_in_buffer(msg, field)
     changed: list = []
     if exact is not None:  # the message is its bytes: nothing changed (no import for that)

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         write_json(values)  # one value a line (see `write_json`: why not an indent)
         return EXIT_OK
     from .._report.shown import name_text  # noqa: PLC0415
-    from .._report.summary import type_text  # noqa: PLC0415
+    from .._report.entries import type_text  # noqa: PLC0415
 
     names = [name_text(v["name"]) for v in values]
     width = max((len(n) for n in names), default=0)

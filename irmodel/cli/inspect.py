@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 from wirefmt.safetext import as_text, json_ready
 
 from .progress import human_bytes
-from .common import EXIT_OK, load_model, model_dir, progress_line, write_lines
+from .common import EXIT_OK, check_file, load_model, model_dir, progress_line, write_lines
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _inspect_lines(s: dict, path: str, size: int) -> list:
     from .._report.shown import name_text, quote  # noqa: PLC0415
     from ..limits import is_too_large, size_text  # noqa: PLC0415
-    from .._report.summary import type_text  # noqa: PLC0415
+    from .._report.entries import type_text  # noqa: PLC0415
 
     def opt(v) -> str:
         if v is None or (not isinstance(v, int) and not len(v)):
@@ -89,11 +89,20 @@ def _inspect_lines(s: dict, path: str, size: int) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._report.summary import summarize  # noqa: PLC0415
+    from .._report.bytesummary import summarize_path  # noqa: PLC0415
 
-    model, size = load_model(args.path)
+    check_file(args.path)
     with progress_line("inspect: nodes") as progress:
-        s = summarize(model, base_dir=model_dir(args.path), progress=progress)
+        # A plain model is summarized from its bytes, no message class imported; any
+        # other is loaded and walked (which also reports a broken file as loading does).
+        found = summarize_path(args.path, progress)
+        if found is None:
+            from .._report.summary import summarize  # noqa: PLC0415
+
+            model, size = load_model(args.path)
+            s = summarize(model, base_dir=model_dir(args.path), progress=progress)
+        else:
+            s, size = found
     if args.json:
         # Bytes-valued strings (invalid UTF-8) in their documented form; ensure_ascii
         # escapes every control and format character (wirefmt.safetext).

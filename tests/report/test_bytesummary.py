@@ -1,0 +1,197 @@
+"""The summary of a plain model from its bytes alone (`irmodel._report.bytesummary`): the
+full summary wherever it answers, None for everything it must leave to the message path,
+and never an exception, whatever the bytes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import onnx
+import onnx.external_data_helper
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from onnx import helper as oh
+
+import irmodel
+from irmodel._report.bytesummary import summarize_buffer, summarize_path
+from irmodel._report.summary import summarize
+from irmodel._wireview.fastpath import use_fast_paths
+from irmodel._wireview.modelscan import model_layout
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _full(data: bytes) -> dict:
+    use_fast_paths(False)
+    try:
+        return summarize(irmodel.loads(data))
+    finally:
+        use_fast_paths(True)
+
+
+def test_it_is_the_full_summary_on_the_node_corpus(node_corpus):
+    answered = 0
+    for name, data in node_corpus:
+        found = summarize_buffer(data)
+        if found is not None:
+            answered += 1
+            assert found == _full(data), name
+    # most reference node models are plain: the byte path is what answers for them
+    assert answered >= len(node_corpus) * 3 // 4
+
+
+def test_it_is_the_full_summary_on_the_wheel_models(data_corpus):
+    models = [(p, d) for p, t, d in data_corpus if t == "ModelProto"]
+    answered = [p for p, d in models if summarize_buffer(d) is not None]
+    assert answered
+    assert [p for p, d in models if p in answered and summarize_buffer(d) != _full(d)] == []
+
+
+def _graph(nodes=None, initializer=(), sparse=()) -> onnx.GraphProto:
+    nodes = nodes or [oh.make_node("Relu", ["x"], ["y"])]
+    return oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+                         [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])],
+                         initializer=list(initializer), sparse_initializer=list(sparse))
+
+
+def _plain() -> onnx.ModelProto:
+    w = oh.make_tensor("w", onnx.TensorProto.FLOAT, [2], [1.0, 2.0])
+    return oh.make_model(_graph(initializer=[w]), producer_name="p", doc_string="d")
+
+
+def _with_metadata():
+    m = _plain()
+    oh.set_model_props(m, {"k": "v"})
+    return m
+
+
+def _with_function():
+    f = oh.make_function("local", "F", ["a"], ["b"], [oh.make_node("Relu", ["a"], ["b"])],
+                         [oh.make_opsetid("", 17)])
+    return oh.make_model(_graph([oh.make_node("F", ["x"], ["y"], domain="local")]), functions=[f],
+                         opset_imports=[oh.make_opsetid("", 17), oh.make_opsetid("local", 1)])
+
+
+def _with_training_info():
+    m = _plain()
+    m.training_info.add().algorithm.CopyFrom(_graph())
+    return m
+
+
+def _with_sparse():
+    values = oh.make_tensor("v", onnx.TensorProto.FLOAT, [1], [1.0])
+    indices = oh.make_tensor("i", onnx.TensorProto.INT64, [1], [0])
+    return oh.make_model(_graph(sparse=[oh.make_sparse_tensor(values, indices, [2])]))
+
+
+def _with_external():
+    t = oh.make_tensor("w", onnx.TensorProto.FLOAT, [4], b"\0" * 16, raw=True)
+    onnx.external_data_helper.set_external_data(t, "w.bin", offset=0, length=16)
+    return oh.make_model(_graph(initializer=[t]))
+
+
+def _with_strings():
+    return oh.make_model(_graph(initializer=[oh.make_tensor("s", onnx.TensorProto.STRING, [1], [b"abc"])]))
+
+
+def _with_subgraph():
+    branch = oh.make_graph([oh.make_node("Identity", ["x"], ["z"])], "b", [],
+                           [oh.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [2])])
+    node = oh.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)
+    return oh.make_model(_graph([node]))
+
+
+DECLINED = {"metadata_props": _with_metadata, "functions": _with_function, "training_info": _with_training_info,
+            "sparse initializer": _with_sparse, "external initializer": _with_external,
+            "string initializer": _with_strings, "sub-graph": _with_subgraph}
+
+
+@pytest.mark.parametrize("kind", DECLINED)
+def test_what_the_byte_path_leaves_to_the_message_path(kind):
+    data = DECLINED[kind]().SerializeToString()
+    assert summarize_buffer(data) is None
+    assert irmodel.loads(data)  # a model the message path summarizes
+    summarize(irmodel.loads(data))
+
+
+def test_a_plain_model_is_read_from_its_bytes():
+    data = _plain().SerializeToString()
+    found = summarize_buffer(data)
+    assert found is not None and found == _full(data)
+    assert found["producer_name"] == "p" and found["doc_string"] == "d"
+
+
+def test_a_second_graph_field_merges_so_it_is_left_to_the_message_path():
+    data = _plain().SerializeToString()
+    graph = onnx.ModelProto()
+    graph.graph.name = "other"
+    twice = data + graph.SerializeToString()
+    assert summarize_buffer(twice) is None
+    assert _full(twice)["graph_name"] == "other"  # protobuf merges the two graphs
+
+
+def test_no_graph_and_wrong_wire_types_decline():
+    assert model_layout(b"", 0, 0) is None  # no graph: the command line says "not a model"
+    assert model_layout(b"\x08\x07", 0, 2) is None  # ir_version alone
+    bad = b"\x0a\x02\x08\x01" + _plain().SerializeToString()  # ir_version as a length-delimited field
+    assert model_layout(bad, 0, len(bad)) is None
+
+
+def test_invalid_utf8_in_a_reported_string_declines():
+    m = _plain()
+    data = m.SerializeToString().replace(b"\x12\x01p", b"\x12\x01\xff")  # producer_name
+    assert summarize_buffer(data) is None
+    assert _full(data)["producer_name"] == b"\xff"
+
+
+_BASE = _plain().SerializeToString()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, len(_BASE) - 1), st.integers(0, 255)), min_size=1, max_size=4),
+       st.integers(0, len(_BASE)))
+def test_mutated_or_cut_bytes_decline_or_agree(edits, cut):
+    data = bytearray(_BASE)
+    for pos, value in edits:
+        data[pos] = value
+    data = bytes(data[:cut])
+    found = summarize_buffer(data)  # never raises
+    if found is not None:
+        assert found == _full(data)
+
+
+def test_summarize_path_leaves_pipes_and_missing_files_alone(tmp_path):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_BASE)
+    found = summarize_path(str(path))
+    assert found is not None and found[1] == len(_BASE) and found[0] == _full(_BASE)
+    assert summarize_path(str(tmp_path / "missing.onnx")) is None
+    assert summarize_path(str(tmp_path)) is None  # a directory
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    assert summarize_path(str(empty)) is None
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer, so opening it does not block
+    try:
+        os.write(fd, _BASE)
+        assert summarize_path(str(fifo)) is None
+        assert os.read(fd, len(_BASE) + 1) == _BASE  # nothing was read from it
+    finally:
+        os.close(fd)
+
+
+def test_inspect_of_a_plain_model_imports_no_message_class(tmp_path):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_BASE)
+    code = ("import sys\nfrom irmodel.cli import main\nrc = main(['inspect', sys.argv[1]])\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('irmodel', 'wirefmt'))))\n")
+    proc = subprocess.run([sys.executable, "-S", "-c", code, str(path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(eval(proc.stdout.splitlines()[-1]))  # noqa: S307 - our own repr of a list of names
+    assert "nodes:" in proc.stdout
+    assert not loaded & {"irmodel.messages", "wirefmt.message", "wirefmt.containers", "irmodel.io",
+                         "irmodel._report.summary"}
