@@ -246,7 +246,7 @@ MODEL_LABELS = {"weights": "weights", "structure": "structure", "structure_valid
                 "resnet50": "ResNet-50-shaped", "gpt2_external": "decoder with external data"}
 #: Case a's speed targets by model: the highest ours / reference that meets them, in
 #: process and as a whole process (None: no target for that figure).
-INSPECT_TARGETS = {"weights": (0.05, 0.05), "gpt2": (None, 1 / 30)}
+INSPECT_TARGETS = {"weights": (0.05, 0.05), "gpt2": (None, 1 / 40)}  # gpt2: issue 32 (was 1 / 30)
 #: The anonymous memory target of case a (ours, as a share of the file), by model.
 INSPECT_ANON_SHARE = {"gpt2": 0.05}
 #: Case b's targets on every model: each run's whole-process ratio, and their median.
@@ -315,9 +315,11 @@ def _case_inspect(c: dict, models: dict, glance: list) -> list:
              "machine the CPU time of one identical child swings from 32 to 50 ms from one second to the "
              "next, so medians of a few such samples wander; see `run_all.INSPECT_RUNS_PER_REPEAT`). "
              if rounds else "") +
-            "Ours: `irmodel.load(path, load_external_data=False)` + `irmodel._report.summary.summarize` (what "
-            "`irmodel inspect` runs: the main graph's plain nodes are read from their bytes, op type and "
-            "domain only, `irmodel._wireview.nodescan`). Reference: `onnx.load(path)` + the same summary computed over "
+            "Ours: what `irmodel inspect` runs. A plain model is summarized from its bytes alone "
+            "(`irmodel._report.bytesummary.summarize_path`: no message made, the message classes not even "
+            "imported); any other (here the decoder with external data) is opened with "
+            "`irmodel.load(path, load_external_data=False)` and summarized by `irmodel._report.summary.summarize`, "
+            "which reads the main graph's plain nodes from their bytes (`irmodel._wireview.nodescan`). Reference: `onnx.load(path)` + the same summary computed over "
             "onnx's protobuf objects (`cases.onnx_summary`: node count, op histogram, initializer count "
             "and bytes by dtype, inputs and outputs with shapes; ours computes more: sub-graphs, "
             "functions, external files). Peak anonymous memory is from one more, untimed run of each side "
