@@ -130,41 +130,55 @@ def _model(src, start: int, end: int) -> ModelLayout | None:
 
 
 def _graph(src, start: int, end: int) -> GraphLayout | None:
-    # Every field a plain graph has is length-delimited with a one-byte tag, and most are
-    # nodes a few hundred bytes long: those are read inline (tag, length of one or two
-    # bytes), thousands of times per graph; anything else through `wire.field`.
+    # Every field a plain graph has is length-delimited with a one-byte tag, and they come
+    # in runs (thousands of nodes, then the initializers, ...): a run of one tag whose
+    # lengths take one or two bytes is read by a tight loop (as `wirefmt.scan._span_run`
+    # reads it for the message path), anything else through `wire.field`.
     lists: dict = {n: [] for n in _GRAPH_LISTS}
-    get_list = lists.get
     name = ""
     value_infos = 0
     pos = start
     while pos < end:
         tag = src[pos]
-        if tag < 128 and tag & 7 == LEN and tag > 7:
-            n = src[pos + 1]
-            if n < 128:
-                a = pos + 2
-            else:
-                b = src[pos + 2]
-                if b > 127:
-                    number, wt, a, pos = _field(src, pos, end, _GRAPH_DEPTH)
-                    if wt != LEN:
-                        return None
-                    n = -1
+        number = tag >> 3
+        if tag < 128 and tag & 7 == LEN and number:
+            spans = lists.get(number)
+            if spans is None:
+                spans = []  # a run of a field whose items are not kept
+            append = spans.append
+            run_start = len(spans)
+            while True:
+                n = src[pos + 1]
+                if n < 128:
+                    a = pos + 2
                 else:
-                    n, a = (n & 127) | (b << 7), pos + 3
-            if n >= 0:
+                    b = src[pos + 2]
+                    if b > 127:
+                        break  # a length of three bytes or more: `wire.field` below
+                    a = pos + 3
+                    n = (n & 127) | (b << 7)
+                append(a)
                 pos = a + n
-                if pos > end:
-                    return None
-            number = tag >> 3
-        else:
-            number, wt, a, pos = _field(src, pos, end, _GRAPH_DEPTH)
-            if wt != LEN:
-                if number in _GRAPH_KNOWN:
-                    return None
-                continue  # an unknown field
-        spans = get_list(number)
+                append(pos)
+                if pos >= end or src[pos] != tag:
+                    break
+            if pos > end:
+                return None
+            found = (len(spans) - run_start) >> 1
+            if number == _VALUE_INFO:
+                value_infos += found
+            elif number == _GRAPH_NAME and found:
+                name = src[spans[-2]:spans[-1]].decode()
+            elif number in _GRAPH_EXTRAS and found:
+                return None
+            if pos >= end or src[pos] != tag:
+                continue
+        number, wt, a, pos = _field(src, pos, end, _GRAPH_DEPTH)
+        if wt != LEN:
+            if number in _GRAPH_KNOWN:
+                return None
+            continue  # an unknown field
+        spans = lists.get(number)
         if spans is not None:
             spans += (a, pos)
         elif number == _VALUE_INFO:

@@ -195,3 +195,41 @@ def test_inspect_of_a_plain_model_imports_no_message_class(tmp_path):
     assert "nodes:" in proc.stdout
     assert not loaded & {"irmodel.messages", "wirefmt.message", "wirefmt.containers", "irmodel.io",
                          "irmodel._report.summary"}
+
+
+def _ld(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (tag and length as varints)."""
+    def varint(n):
+        out = bytearray()
+        while True:
+            out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+            n >>= 7
+            if not n:
+                return bytes(out)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def test_runs_of_graph_fields_with_long_items_names_twice_and_unknown_fields():
+    # A run of nodes broken by a node whose length takes three bytes (a 20 KB Constant),
+    # the graph's name given twice (the last wins), an unknown field in the middle.
+    big = oh.make_node("Constant", [], ["c"], value=oh.make_tensor("v", onnx.TensorProto.FLOAT, [5000],
+                                                                   [0.5] * 5000))
+    nodes = [oh.make_node("Relu", ["x"], ["a"]), big, oh.make_node("Add", ["a", "c"], ["b"]),
+             oh.make_node("Relu", ["b"], ["y"])]
+    graph = _graph(nodes).SerializeToString() + _ld(99, b"unknown") + _ld(2, b"second name")
+    data = oh.make_model(_graph()).SerializeToString()
+    model = onnx.ModelProto()
+    model.ParseFromString(data)
+    model.ClearField("graph")
+    data = model.SerializeToString() + _ld(7, graph)
+    found = summarize_buffer(data)
+    assert found is not None
+    assert found == _full(data)
+    assert found["graph_name"] == "second name" and found["node_count"] == 4
+    assert found["op_types"] == {"Relu": 2, "Add": 1, "Constant": 1}
+
+
+def test_a_graph_item_running_past_the_end_declines():
+    data = oh.make_model(_graph()).SerializeToString()
+    for cut in range(1, 12):
+        assert summarize_buffer(data[:-cut]) is None or summarize_buffer(data[:-cut]) == _full(data[:-cut])
