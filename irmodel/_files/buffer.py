@@ -48,11 +48,18 @@ def read_buffer(path: str | bytes | os.PathLike) -> "bytes | mmap.mmap":
 
 
 def regular_file_buffer(path: str | bytes | os.PathLike) -> "bytes | mmap.mmap | None":
-    """`read_buffer` of a non-empty regular file, else None without reading anything: a
-    pipe can be read once, so a reader that may hand a file on to another (the byte
-    summary, to the message path) must leave pipes alone."""
-    with open(os.fsdecode(os.fspath(path)), "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+    """`read_buffer` of a non-empty regular file, else None without opening anything: a
+    FIFO can be read once, and opening one waits for a writer (which a reader that gives
+    up would then leave writing into a closed pipe), so a reader that may hand a file on
+    to another (the byte summary, to the message path) must not even open it."""
+    name = os.fsdecode(os.fspath(path))
+    if not _non_empty_regular(os.stat(name)):
+        return None
+    with open(name, "rb") as fh:
+        if not _non_empty_regular(os.fstat(fh.fileno())):  # replaced since the stat
             return None
         return contents(fh)[0]
+
+
+def _non_empty_regular(st: os.stat_result) -> bool:
+    return stat.S_ISREG(st.st_mode) and st.st_size > 0

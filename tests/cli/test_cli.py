@@ -418,6 +418,16 @@ def test_raw_reads_from_a_pipe():
     assert p.returncode == 0 and p.stdout.startswith(f'1: "{fdp.name}"')
 
 
+def test_inspect_reads_from_a_pipe_as_from_the_file():
+    # A pipe is not summarized from mapped bytes (it can be read once): it is loaded, and
+    # the summary is the file's.
+    data = open(LENET, "rb").read()
+    piped = run("inspect", "--json", "/dev/stdin", input=data)
+    from_file = run("inspect", "--json", LENET)
+    assert piped.returncode == 0 and from_file.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout) == json.loads(from_file.stdout)
+
+
 # -- errors --------------------------------------------------------------------------------
 
 COMMANDS = [["inspect"], ["inspect", "--json"], ["dump"], ["dump", "--json"], ["raw"], ["raw", "--offsets"]]

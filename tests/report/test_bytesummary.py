@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 
 import onnx
 import onnx.external_data_helper
@@ -174,11 +175,18 @@ def test_summarize_path_leaves_pipes_and_missing_files_alone(tmp_path):
     assert summarize_path(str(empty)) is None
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer, so opening it does not block
+    # No writer: opening the FIFO would wait for one.  The byte path must not open it.
+    done = []
+    worker = threading.Thread(target=lambda: done.append(summarize_path(str(fifo))), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert done == [None]
+    # With a writer waiting, nothing is read from it either.
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
     try:
         os.write(fd, _BASE)
         assert summarize_path(str(fifo)) is None
-        assert os.read(fd, len(_BASE) + 1) == _BASE  # nothing was read from it
+        assert os.read(fd, len(_BASE) + 1) == _BASE
     finally:
         os.close(fd)
 
