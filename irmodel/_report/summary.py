@@ -23,6 +23,7 @@ from .._wireview.infoscan import opset_entry, value_info_tensor
 from .._wireview.tensorscan import tensor_header
 from .._walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, top_level, walk, walk_items
 from .entries import dtype_name, op_name, summary_dict, tensor_entry, value_entries
+from .external import external_files, external_info
 
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 _BLOCK = 8192  # span entries (4096 nodes) the census reads between progress reports
@@ -90,46 +91,6 @@ def external_entries(t: Any) -> dict:
 
     Not a parser: what the entries *mean* is `external_info`'s to say."""
     return {e.key: e.value for e in t.external_data}
-
-
-def external_info(t: Any) -> tuple:
-    """``(ExternalDataInfo or None, problem or None)``: the tensor's entries as every
-    reader parses them (`irmodel._files.external_data.ExternalDataInfo`), without raising."""
-    from ..errors import ExternalDataError  # noqa: PLC0415 (only tensors with external data come here)
-    from .._files.external_data import ExternalDataInfo  # noqa: PLC0415 (imports the file layer)
-
-    try:
-        return ExternalDataInfo(t), None
-    except ExternalDataError as exc:
-        return None, str(exc)
-
-
-def _raw_location(t):
-    """The tensor's location entry as written (str, bytes, or None), for grouping."""
-    for e in t.external_data:
-        if e.key == "location":
-            return e.value
-    return None
-
-
-def _problem_status(location) -> str:
-    """The status of a file whose tensors' entries do not parse: the location's fault, or
-    the other entries'."""
-    from .._files.external_data import location_problem  # noqa: PLC0415
-
-    if not isinstance(location, str) or location_problem(location) is not None:
-        return "unsafe location"
-    return "invalid entries"
-
-
-def _file_status(base_dir: str | None, location: str) -> tuple[str, int | None]:
-    """``(status, size)`` of a data file, measured as a read would reach it, never opened
-    (`irmodel._files.external_data.probe_data_file`)."""
-    if base_dir is None:
-        return "missing", None
-    from .._files.external_data import probe_data_file  # noqa: PLC0415
-
-    return probe_data_file(base_dir, location)
 
 
 # -- walking the model ----------------------------------------------------------------------
@@ -311,21 +272,7 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
         initializers = [initializer_facts(t) for t in g.initializer]
     init_names = {facts[0] for facts in initializers}
 
-    files: dict = {}
-    for t in census.external:
-        info, problem = external_info(t)
-        loc = info.location if info is not None else _raw_location(t)
-        entry = files.get(loc)
-        if entry is None:
-            entry = files[loc] = {"location": loc, "status": None, "file_size": None,
-                                  "tensors": 0, "bytes": 0}
-            if info is not None:
-                entry["status"], entry["file_size"] = _file_status(base_dir, loc)
-        if problem is not None and "problem" not in entry:
-            entry["status"], entry["problem"] = _problem_status(loc), problem
-        entry["tensors"] += 1
-        length = info.length if info is not None else None
-        entry["bytes"] = add_sizes((entry["bytes"], tensor_nbytes(t) if length is None else length))
+    files = external_files(census.external, base_dir, tensor_nbytes)
 
     def value_infos(field):
         streamed = _streamed_value_infos(g, field, init_names) if stream else None
@@ -351,7 +298,7 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
                   "inputs": list(f.input), "outputs": list(f.output)} for f in model.functions]
     return summary_dict(header, g.name, value_infos("input"), value_infos("output"), len(g.value_info),
                         len(g.node), census.main_ops, initializers, len(g.sparse_initializer),
-                        list(files.values()), functions, census.subgraphs, census.graph_nodes,
+                        files, functions, census.subgraphs, census.graph_nodes,
                         len(model.training_info))
 
 

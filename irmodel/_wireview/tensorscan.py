@@ -4,6 +4,8 @@ Each reader answers a record or None (declined: the caller makes the TensorProto
 reads what is unusual its own way and raises the error bad bytes deserve); none raises.
 
 * `tensor_header`: ``(name, data_type, dims)`` of a *simple* tensor (the summary);
+* `initializer_header`: the same, and the ``external_data`` entries of a tensor whose
+  data is external (the summary from the bytes alone);
 * `tensor_kind`: the name and a key of everything the checker's tensor rules read;
 * `initializer_heads`: initializers as exporters write them, one pattern match each
   (inference's seeding);
@@ -29,7 +31,8 @@ tags, lengths, varints, groups, a field running past its message), the last
 ``name``/``data_type`` wins, ``dims`` gathers packed and unpacked occurrences in order
 and decodes them with `wirefmt.reader.unpack_varints` (as the message path does) and
 as int64; unknown fields are skipped.  Deeper levels (``raw_data``, packed data other
-than ``dims``, external_data entries) are not read, by either path.
+than ``dims``) are not read, by either path; `initializer_header` reads the external_data
+entries, as the message path reads them for a tensor whose data is external.
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ _DIMS, _DATA_TYPE, _SEGMENT, _NAME, _DATA_LOCATION = (
 _WIRE_TYPES = {f.number: frozenset((WIRE_TYPE[f.kind],) + ((LEN,) if f.repeated and f.kind in PACKABLE else ()))
                for f in _FIELDS.values()}
 _INT32_MAX = (1 << 31) - 1
+_EXTERNAL_DATA = F.number("TensorProto", "external_data")
+_EXTERNAL = REGISTRY.enums["TensorProto.DataLocation"].values["EXTERNAL"]
+_ENTRY_KEY, _ENTRY_VALUE = (F.number("StringStringEntryProto", f) for f in ("key", "value"))
 
 
 def tensor_header(src, start: int, end: int, depth: int) -> tuple | None:
@@ -64,9 +70,37 @@ def tensor_header(src, start: int, end: int, depth: int) -> tuple | None:
     ``depth`` is the tensor's nesting depth as the full path would see it (2 for a main
     graph's initializer); it bounds group skipping as there.  See the module docstring.
     """
+    found = _header(src, start, end, depth, None)
+    return None if found is None or found[3] else found[:3]
+
+
+def initializer_header(src, start: int, end: int, depth: int) -> tuple | None:
+    """``(name, data_type, dims, entries)`` of a simple TensorProto in ``src[start:end]``
+    whose data is in the file (``entries`` None, as `tensor_header`) or external
+    (``data_location`` EXTERNAL: ``entries`` its ``external_data`` entries as ``(key,
+    value)`` pairs in order), else None.
+
+    Each entry is read as the message path reads a StringStringEntryProto (the last key
+    and value win, unknown fields skipped); one with another wire type or invalid UTF-8
+    declines the tensor.  What the entries mean is the file layer's to say
+    (`irmodel._files.external_data.ExternalDataInfo`).
+    """
+    entries: list = []
+    found = _header(src, start, end, depth, entries)
+    if found is None:
+        return None
+    name, data_type, dims, location = found
+    return name, data_type, dims, (entries if location == _EXTERNAL else None)
+
+
+def _header(src, start: int, end: int, depth: int, entries: list | None) -> tuple | None:
+    """``(name, data_type, dims, data_location)`` of a TensorProto without segments, else
+    None; with ``entries`` a list, its external_data entries are read into it and an
+    EXTERNAL data_location is answered, else any data_location but DEFAULT declines."""
     name = ""
     data_type = 0
     dims: list = []
+    location = 0
     pos = start
     wire_types = _WIRE_TYPES
     try:
@@ -89,15 +123,38 @@ def tensor_header(src, start: int, end: int, depth: int) -> tuple | None:
             elif number == _NAME:
                 name = src[a:pos].decode()
             elif number == _DATA_LOCATION:
-                if a:  # EXTERNAL, or a value this reader does not know
+                if a and (entries is None or a != _EXTERNAL):  # a value this reader does not know
                     return None
+                location = a
+            elif number == _EXTERNAL_DATA and entries is not None:
+                entry = _entry(src, a, pos, depth + 1)
+                if entry is None:
+                    return None
+                entries.append(entry)
             elif number == _SEGMENT:
                 return None
     except (DecodeError, IndexError, UnicodeDecodeError):
         return None
     if pos != end:
         return None
-    return name, data_type, dims
+    return name, data_type, dims, location
+
+
+def _entry(src, start: int, end: int, depth: int) -> tuple | None:
+    """``(key, value)`` of the StringStringEntryProto in ``src[start:end]``, else None;
+    raises DecodeError, IndexError or UnicodeDecodeError for the caller to decline."""
+    key = value = ""
+    pos = start
+    while pos < end:
+        number, wt, a, pos = _field(src, pos, end, depth)
+        if number == _ENTRY_KEY or number == _ENTRY_VALUE:
+            if wt != LEN:
+                return None
+            if number == _ENTRY_KEY:
+                key = src[a:pos].decode()
+            else:
+                value = src[a:pos].decode()
+    return key, value
 
 
 # -- the checker's key -----------------------------------------------------------------------

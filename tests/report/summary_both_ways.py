@@ -27,7 +27,7 @@ def summaries_both_ways(data: bytes, base_dir: str | None = None) -> tuple:
             out.append((type(exc).__name__, str(exc)))
     use_fast_paths(True, threshold=1)
     try:
-        from_bytes = summarize_buffer(data)
+        from_bytes = summarize_buffer(data, base_dir)
     except Exception as exc:  # noqa: BLE001 - a defect: it must decline, never raise
         from_bytes = ("raised", type(exc).__name__, str(exc))
     use_fast_paths(True)

@@ -87,9 +87,9 @@ def _with_sparse():
     return oh.make_model(_graph(sparse=[oh.make_sparse_tensor(values, indices, [2])]))
 
 
-def _with_external():
+def _with_external(location="w.bin", **entries):
     t = oh.make_tensor("w", onnx.TensorProto.FLOAT, [4], b"\0" * 16, raw=True)
-    onnx.external_data_helper.set_external_data(t, "w.bin", offset=0, length=16)
+    onnx.external_data_helper.set_external_data(t, location, **({"offset": 0, "length": 16} | entries))
     return oh.make_model(_graph(initializer=[t]))
 
 
@@ -105,8 +105,7 @@ def _with_subgraph():
 
 
 DECLINED = {"metadata_props": _with_metadata, "functions": _with_function, "training_info": _with_training_info,
-            "sparse initializer": _with_sparse, "external initializer": _with_external,
-            "string initializer": _with_strings, "sub-graph": _with_subgraph}
+            "sparse initializer": _with_sparse, "string initializer": _with_strings, "sub-graph": _with_subgraph}
 
 
 @pytest.mark.parametrize("kind", DECLINED)
@@ -241,3 +240,46 @@ def test_a_graph_item_running_past_the_end_declines():
     data = oh.make_model(_graph()).SerializeToString()
     for cut in range(1, 12):
         assert summarize_buffer(data[:-cut]) is None or summarize_buffer(data[:-cut]) == _full(data[:-cut])
+
+
+def _full_in(data: bytes, base_dir: str) -> dict:
+    use_fast_paths(False)
+    try:
+        return summarize(irmodel.loads(data), base_dir=base_dir)
+    finally:
+        use_fast_paths(True)
+
+
+@pytest.mark.parametrize("case", ["present", "missing", "unsafe location", "invalid offset", "no base_dir"])
+def test_external_initializers_are_read_from_the_bytes_too(tmp_path, case):
+    if case == "unsafe location":
+        data = _with_external("../w.bin").SerializeToString()
+    elif case == "invalid offset":
+        m = _with_external()
+        next(e for e in m.graph.initializer[0].external_data if e.key == "offset").value = "x1"
+        data = m.SerializeToString()
+    else:
+        data = _with_external().SerializeToString()
+    if case != "missing":
+        (tmp_path / "w.bin").write_bytes(b"\0" * 16)
+    base_dir = None if case == "no base_dir" else str(tmp_path)
+    found = summarize_buffer(data, base_dir)
+    assert found is not None
+    assert found == _full_in(data, base_dir)
+    assert len(found["external_data"]) == 1
+
+
+def test_an_external_tensor_whose_entries_are_not_plain_declines():
+    data = _with_external("wQ.bin").SerializeToString().replace(b"wQ.bin", b"w\xff.bin")  # same length
+    assert summarize_buffer(data) is None  # invalid UTF-8 in an entry: the message path's bytes
+    assert _full(data)["external_data"][0]["location"] == b"w\xff.bin"
+
+
+def test_summarize_path_measures_data_files_beside_the_model(tmp_path):
+    data = _with_external().SerializeToString()
+    (tmp_path / "m.onnx").write_bytes(data)
+    (tmp_path / "w.bin").write_bytes(b"\0" * 16)
+    found = summarize_path(str(tmp_path / "m.onnx"))
+    assert found is not None
+    assert found[0]["external_data"][0]["status"] == "ok"
+    assert found[0] == _full_in(data, str(tmp_path))
