@@ -59,7 +59,6 @@ import errno
 import mmap
 import ntpath
 import os
-import re
 import stat
 from itertools import chain
 TYPE_CHECKING = False
@@ -75,8 +74,7 @@ ALLOWED_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"
 _CHUNK = 1 << 24
 # 20 digits hold any 64-bit offset; longer strings are refused before int() sees them.
 _MAX_DIGITS = 20
-_DIGITS = re.compile(r"[0-9]{1,%d}\Z" % _MAX_DIGITS)
-_SHA1_HEX = re.compile(r"[0-9a-fA-F]{40}\Z")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 # PATH_MAX on Linux: no longer path could be opened, and refusing it up front keeps
 # os.path.realpath from spending seconds on a hostile 400 KB location.
 MAX_LOCATION = 4096
@@ -124,9 +122,24 @@ def location_problem(location: str) -> str | None:
         return "the location must be a path relative to the model directory, not an absolute path"
     if location.endswith(("/", "\\")):
         return "the location names a directory, not a file"
-    if ".." in re.split(r"[\\/]", location):
+    if ".." in location.replace("\\", "/").split("/"):
         return "the location must not contain '..' components"
     return None
+
+
+# The entries' syntax is checked with str methods, not regular expressions: importing
+# `re` (with enum, functools and collections) would cost every command that meets external
+# data more than the rest of an `inspect` of it (benchmarks/RESULTS.md, session 21).
+
+def _is_decimal(text: str) -> bool:
+    """1 to `_MAX_DIGITS` ASCII digits: ``[0-9]{1,20}`` and nothing else (``isdigit``
+    alone would take other scripts' digits and superscripts)."""
+    return 0 < len(text) <= _MAX_DIGITS and text.isascii() and text.isdigit()
+
+
+def _is_sha1_hex(text: str) -> bool:
+    """40 hexadecimal digits and nothing else."""
+    return len(text) == 40 and _HEX_DIGITS.issuperset(text)
 
 
 def check_location(location: str, tensor_name: str = "") -> None:
@@ -173,7 +186,7 @@ class ExternalDataInfo:
         self.offset = self._number(entries, "offset", name, location)
         self.length = self._number(entries, "length", name, location)
         self.checksum = entries.get("checksum")
-        if self.checksum is not None and not _SHA1_HEX.match(self.checksum):
+        if self.checksum is not None and not _is_sha1_hex(self.checksum):
             raise _error(name, location, f"checksum {self.checksum[:60]!r} is not a SHA1 hex digest")
         self.basepath = entries.get("basepath", "")
 
@@ -182,7 +195,7 @@ class ExternalDataInfo:
         text = entries.get(key)
         if text is None:
             return None
-        if not _DIGITS.match(text):
+        if not _is_decimal(text):
             raise _error(name, location, f"{key} {text[:40]!r} is not a non-negative decimal integer")
         return int(text)
 
@@ -247,12 +260,11 @@ def _vet_stat(st: os.stat_result, info: ExternalDataInfo) -> None:
 #: Whether files can be opened component by component (``openat`` with ``O_NOFOLLOW``).
 _BENEATH = (os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
             and _O_NOFOLLOW != 0 and _O_DIRECTORY != 0)
-_SEPARATORS = re.compile("[" + re.escape(os.sep + (os.altsep or "")) + "]")
-
-
 def _components(location: str) -> list:
     """The path components of a vetted location (`location_problem` refused ``..``)."""
-    return [p for p in _SEPARATORS.split(location) if p not in ("", ".")]
+    if os.altsep:
+        location = location.replace(os.altsep, os.sep)
+    return [p for p in location.split(os.sep) if p not in ("", ".")]
 
 
 def _open_parent(base_dir: str, parts: list) -> int:

@@ -190,18 +190,33 @@ def test_summarize_path_leaves_pipes_and_missing_files_alone(tmp_path):
         os.close(fd)
 
 
+def _modules_after(code: str, path) -> set:
+    proc = subprocess.run([sys.executable, "-S", "-c", code + "\nprint(sorted(sys.modules))", str(path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return set(eval(proc.stdout.splitlines()[-1]))  # noqa: S307 - our own repr of a list of names
+
+
+MESSAGE_LAYER = {"irmodel.messages", "wirefmt.message", "wirefmt.containers", "irmodel.io", "irmodel._report.summary"}
+
+
+@pytest.mark.parametrize("external", [False, True])
+def test_a_summary_from_the_bytes_imports_no_message_class_nor_re(tmp_path, external):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_with_external().SerializeToString() if external else _BASE)
+    (tmp_path / "w.bin").write_bytes(b"\0" * 16)
+    loaded = _modules_after("import sys\nfrom irmodel._report.bytesummary import summarize_path\n"
+                            "assert summarize_path(sys.argv[1]) is not None", path)
+    assert ("irmodel._files.external_data" in loaded) == external
+    assert not loaded & (MESSAGE_LAYER | {"re"})  # `re` would cost more than the summary
+
+
 def test_inspect_of_a_plain_model_imports_no_message_class(tmp_path):
     path = tmp_path / "m.onnx"
     path.write_bytes(_BASE)
-    code = ("import sys\nfrom irmodel.cli import main\nrc = main(['inspect', sys.argv[1]])\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('irmodel', 'wirefmt'))))\n")
-    proc = subprocess.run([sys.executable, "-S", "-c", code, str(path)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    loaded = set(eval(proc.stdout.splitlines()[-1]))  # noqa: S307 - our own repr of a list of names
-    assert "nodes:" in proc.stdout
-    assert not loaded & {"irmodel.messages", "wirefmt.message", "wirefmt.containers", "irmodel.io",
-                         "irmodel._report.summary"}
+    loaded = _modules_after("import sys\nfrom irmodel.cli import main\nassert main(['inspect', sys.argv[1]]) == 0",
+                            path)
+    assert "irmodel._report.bytesummary" in loaded and not loaded & MESSAGE_LAYER
 
 
 def _ld(number: int, payload: bytes) -> bytes:
