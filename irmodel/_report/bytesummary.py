@@ -4,10 +4,10 @@
 plain model goes through this project's byte readers already, but loading builds the
 message classes and the scan code first, and that import and setup was most of what a
 whole `irmodel inspect` process spent on a GPT-2 export (see benchmarks/RESULTS.md).  Here
-the model's bytes are read directly by `irmodel._wireview` (`modelscan` for the model and
-its graph, `nodescan` for the op histogram, `tensorscan` for initializer headers,
-`infoscan` for inputs, outputs and opsets), and this module imports no message class,
-nor the codec's message layer.
+the model's bytes are read directly by `irmodel._wireview` (`modelscan` and `graphscan`
+for the model and its main graph, `nodescan` for the op histogram, `tensorscan` for
+initializer headers, `infoscan` for inputs, outputs and opsets), and this module imports
+no message class, nor the codec's message layer.
 
 The answer is the same as `summary.summarize`'s on the loaded model, or None: any part
 a byte reader declines (a sub-graph, an odd tensor, a function, a field that is not well

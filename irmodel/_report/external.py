@@ -5,8 +5,8 @@ Both ways of summarizing a model (`irmodel._report.summary` over its messages,
 with the ``name`` and ``external_data`` (entries with ``key`` and ``value``) that
 `irmodel._files.external_data.ExternalDataInfo` reads, a TensorProto or a record read
 from the bytes.  The entries are parsed as every reader parses them, and the files are
-measured as a read would reach them, never opened.  The file layer (and `re`, which it
-imports) is imported only when a model has external tensors.
+measured as a read would reach them, never opened.  The file layer is imported only when
+a model has external tensors.
 """
 
 from __future__ import annotations
