@@ -75,11 +75,16 @@ def items_read(msg, field: str, read) -> list | None:
         if found is None:
             return None
         src, spans, changed = found
-    depth = msg._depth + 1
-    out = [read(src, spans[i], spans[i + 1], depth) for i in range(0, len(spans), 2)]
+    out = read_spans(src, spans, read, msg._depth + 1)
     for i in changed:
         out[i] = None
     return out
+
+
+def read_spans(src, spans: list, read, depth: int) -> list:
+    """What ``read(src, start, end, depth)`` answers for each item whose payload is at
+    ``start:end`` in ``spans`` (start, end, start, ...): a record, or None where it declined."""
+    return [read(src, spans[i], spans[i + 1], depth) for i in range(0, len(spans), 2)]
 
 
 class Declined:

@@ -113,7 +113,9 @@ def _layout(src, start: int, end: int) -> GraphLayout | None:
     # Every field a plain graph has is length-delimited with a one-byte tag, and they come
     # in runs (thousands of nodes, then the initializers, ...): a run of one tag whose
     # lengths take one or two bytes is read by a tight loop (as `wirefmt.scan._span_run`
-    # reads it for the message path), anything else through `wire.field`.
+    # reads it for the message path), anything else (a longer length, another tag) one
+    # field at a time through `wire.field`.  Either way the items' payloads are appended
+    # to ``spans`` (the field's list, or a scratch one for a field a layout does not keep).
     lists: dict = {n: [] for n in _GRAPH_LISTS}
     name = ""
     value_infos = 0
@@ -121,12 +123,12 @@ def _layout(src, start: int, end: int) -> GraphLayout | None:
     while pos < end:
         tag = src[pos]
         number = tag >> 3
+        spans = lists.get(number)
+        if spans is None:
+            spans = []
+        first = len(spans)
         if tag < 128 and tag & 7 == LEN and number:
-            spans = lists.get(number)
-            if spans is None:
-                spans = []  # a run of a field whose items are not kept
             append = spans.append
-            run_start = len(spans)
             while True:
                 n = src[pos + 1]
                 if n < 128:
@@ -144,29 +146,21 @@ def _layout(src, start: int, end: int) -> GraphLayout | None:
                     break
             if pos > end:
                 return None
-            found = (len(spans) - run_start) >> 1
-            if number == _VALUE_INFO:
-                value_infos += found
-            elif number == _GRAPH_NAME and found:
-                name = src[spans[-2]:spans[-1]].decode()
-            elif number in _GRAPH_EXTRAS and found:
-                return None
-            if pos >= end or src[pos] != tag:
-                continue
-        number, wt, a, pos = _field(src, pos, end, _GRAPH_DEPTH)
-        if wt != LEN:
-            if number in _GRAPH_FIELDS:
-                return None
-            continue  # an unknown field
-        spans = lists.get(number)
-        if spans is not None:
-            spans += (a, pos)
-        elif number == _VALUE_INFO:
-            value_infos += 1
+        if len(spans) == first:  # not read by the run
+            number, wt, a, pos = _field(src, pos, end, _GRAPH_DEPTH)
+            if wt != LEN:
+                if number in _GRAPH_FIELDS:
+                    return None
+                continue  # an unknown field
+            spans = lists.get(number)
+            if spans is None:
+                spans = []
+            first = len(spans)
+            spans.extend((a, pos))
+        if number == _VALUE_INFO:
+            value_infos += (len(spans) - first) >> 1
         elif number == _GRAPH_NAME:
-            name = src[a:pos].decode()
+            name = src[spans[-2]:spans[-1]].decode()
         elif number in _GRAPH_EXTRAS:
             return None
-    if pos != end:
-        return None
     return GraphLayout(name, lists[_NODE], lists[_INITIALIZER], lists[_INPUT], lists[_OUTPUT], value_infos)

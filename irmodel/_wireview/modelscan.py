@@ -4,8 +4,7 @@
 full scan's checks), and its main graph with `graphscan.graph_layout`, without making a
 message: the model's scalars and strings, and the spans of the graph's repeated fields
 (nodes, initializers, inputs, outputs), for the other readers of this package to read
-item by item.  It
-answers only for a *plain* model, the shape every exporter writes: one ``graph``, no
+item by item.  It answers only for a *plain* model, the shape every exporter writes: one ``graph``, no
 functions, training_info, sparse initializers, device configurations or metadata, every
 known field with its schema's wire type and every string valid UTF-8.  Anything else is
 None, and the caller takes the message path, which says what is wrong with a model that
@@ -33,8 +32,8 @@ def _numbers(type_name: str, *names: str) -> tuple:
 
 
 _IR_VERSION, _MODEL_VERSION = _numbers("ModelProto", "ir_version", "model_version")
-_MODEL_STRINGS = dict(zip(_numbers("ModelProto", "producer_name", "producer_version", "domain", "doc_string"),
-                          ("producer_name", "producer_version", "domain", "doc_string")))
+#: The model's strings, in `ModelLayout`'s order.
+_MODEL_STRINGS = _numbers("ModelProto", "producer_name", "producer_version", "domain", "doc_string")
 _GRAPH, _OPSET = MODEL_GRAPH_NUMBER, _number("ModelProto", "opset_import")
 #: The model's fields a plain model does not have (the summary would have to walk them).
 _MODEL_EXTRAS = frozenset(_numbers("ModelProto", "metadata_props", "training_info", "functions",
