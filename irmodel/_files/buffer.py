@@ -11,6 +11,7 @@ import mmap
 import os
 import stat
 
+
 def read_rest(f):
     """Everything ``f`` has from its current position: a stream, or a file we cannot map."""
     data = f.read()

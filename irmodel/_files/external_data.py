@@ -260,6 +260,8 @@ def _vet_stat(st: os.stat_result, info: ExternalDataInfo) -> None:
 #: Whether files can be opened component by component (``openat`` with ``O_NOFOLLOW``).
 _BENEATH = (os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
             and _O_NOFOLLOW != 0 and _O_DIRECTORY != 0)
+
+
 def _components(location: str) -> list:
     """The path components of a vetted location (`location_problem` refused ``..``)."""
     if os.altsep:

@@ -30,13 +30,12 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
 
 from .._dtypes.table import ELEM_BITS
 from ..limits import byte_size, element_count
-from .._wireview.fastpath import fast_paths_on
+from .._wireview.fastpath import fast_paths_on, read_spans
 from .._wireview.infoscan import opset_entry, value_info_tensor
 from .._wireview.modelscan import model_layout
 from .._wireview.nodescan import count_ops
 from .._wireview.tensorscan import initializer_header
-from .entries import op_name, summary_dict, value_entries
-from .external import external_files
+from .entries import add_op_counts, model_header, summary_dict, value_entries
 
 #: Depths as the message path counts them: a model's opset entries are 1 below it, the
 #: main graph's nodes, initializers, inputs and outputs 2.
@@ -69,21 +68,15 @@ def summarize_buffer(src: Any, base_dir: str | None = None,
     if progress is not None and nodes:
         progress(nodes, nodes)
     op_counts: dict = {}
-    for (op_type, domain), n in counts.items():
-        name = op_name(op_type, domain)
-        op_counts[name] = op_counts.get(name, 0) + n
+    add_op_counts(op_counts, counts)
     init_names = {facts[0] for facts in initializers}
-    header = {
-        "ir_version": layout.ir_version,
-        "producer_name": layout.producer_name,
-        "producer_version": layout.producer_version,
-        "domain": layout.domain,
-        "model_version": layout.model_version,
-        "doc_string": layout.doc_string,
-        "opset_import": [{"domain": domain, "version": version} for domain, version in opsets],
-        "metadata_props": [],
-    }
-    files = external_files(external, base_dir, _nbytes) if external else []
+    header = model_header(layout.ir_version, layout.producer_name, layout.producer_version, layout.domain,
+                          layout.model_version, layout.doc_string, opsets, ())
+    files: list = []
+    if external:
+        from .external import external_files  # noqa: PLC0415 - only a model with external data needs it
+
+        files = external_files(external, base_dir, _nbytes)
     return summary_dict(header, g.name, value_entries(inputs, init_names), value_entries(outputs, init_names),
                         g.value_info_count, nodes, op_counts, initializers, 0, files, [], 0, nodes, 0)
 
@@ -94,13 +87,8 @@ def _nbytes(t: Any) -> int:
 
 def _each(src: Any, spans: list, read: Callable, depth: int) -> list | None:
     """``read(src, start, end, depth)`` of every span, or None if it declines any."""
-    out = []
-    for i in range(0, len(spans), 2):
-        found = read(src, spans[i], spans[i + 1], depth)
-        if found is None:
-            return None
-        out.append(found)
-    return out
+    found = read_spans(src, spans, read, depth)
+    return None if None in found else found
 
 
 def _initializers(src: Any, spans: list, external: list) -> list | None:

@@ -59,6 +59,14 @@ def op_name(op_type: Any, domain: Any) -> Any:
     return b"::".join(x.encode() if isinstance(x, str) else bytes(x) for x in (domain, op_type))
 
 
+def add_op_counts(into: dict, counts: dict) -> None:
+    """Add ``counts`` of nodes by ``(op_type, domain)`` (`irmodel._wireview.nodescan.count_ops`)
+    to ``into``, the histogram by `op_name`."""
+    for (op_type, domain), n in counts.items():
+        name = op_name(op_type, domain)
+        into[name] = into.get(name, 0) + n
+
+
 def _histogram_order(item: tuple) -> tuple:
     """Most frequent first, then by name (a bytes name, invalid UTF-8, as its text)."""
     name, count = item
@@ -90,11 +98,27 @@ def value_entries(read: Iterable[tuple], init_names: set) -> list:
             for name, elem_type, shape in read]
 
 
+def model_header(ir_version: int | None, producer_name: Any, producer_version: Any, domain: Any,
+                 model_version: int, doc_string: Any, opsets: Iterable[tuple], metadata: Iterable[tuple]) -> dict:
+    """The summary's entries of the model itself, ``ir_version`` to ``metadata_props``.
+    ``opsets``: ``(domain, version)`` pairs; ``metadata``: ``(key, value)`` pairs."""
+    return {
+        "ir_version": ir_version,
+        "producer_name": producer_name,
+        "producer_version": producer_version,
+        "domain": domain,
+        "model_version": model_version,
+        "doc_string": doc_string,
+        "opset_import": [{"domain": d, "version": v} for d, v in opsets],
+        "metadata_props": [{"key": k, "value": v} for k, v in metadata],
+    }
+
+
 def summary_dict(header: dict, graph_name: Any, inputs: list, outputs: list, value_info_count: int,
                  node_count: int, op_counts: dict, initializers: list, sparse_count: int, external: list,
                  functions: list, subgraphs: int, total_nodes: int, training_infos: int) -> dict:
-    """The summary, its keys in their documented order.  ``header``: the model's
-    ``ir_version`` to ``metadata_props``; ``initializers``: the main graph's facts,
+    """The summary, its keys in their documented order.  ``header``: `model_header`;
+    ``initializers``: the main graph's facts,
     ``(name, data_type, nbytes, ...)`` each."""
     dtypes = by_dtype(initializers)
     return {

@@ -22,7 +22,7 @@ from .._files.origin import origin_of
 from .._wireview.infoscan import opset_entry, value_info_tensor
 from .._wireview.tensorscan import tensor_header
 from .._walk import GRAPH, NODE, SPARSE_TENSOR, TENSOR, top_level, walk, walk_items
-from .entries import dtype_name, op_name, summary_dict, tensor_entry, value_entries
+from .entries import add_op_counts, dtype_name, model_header, op_name, summary_dict, tensor_entry, value_entries
 from .external import external_files, external_info
 
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
@@ -183,9 +183,7 @@ class Census:
             streamed = (len(block) >> 1) - len(walked)
             self.streamed += streamed
             self._advance(streamed)
-        for (op_type, domain), n in counts.items():
-            name = op_name(op_type, domain)
-            self.main_ops[name] = self.main_ops.get(name, 0) + n
+        add_op_counts(self.main_ops, counts)
 
     def _stream_initializers(self, g: Any, src: Any, where: tuple) -> list:
         """`initializer_facts` of the main graph, read from the bytes where they are simple;
@@ -281,19 +279,12 @@ def _summarize(model: Any, base_dir: str | None, progress: Callable[[int, int], 
         return [{"name": v.name, **type_info(v.type), "initializer": v.name in init_names}
                 for v in getattr(g, field)]
 
-    opsets = _streamed_opsets(model) if stream else None
+    opsets = _read_items(model, "opset_import", opset_entry) if stream else None
     if opsets is None:
-        opsets = [{"domain": o.domain, "version": o.version} for o in model.opset_import]
-    header = {
-        "ir_version": model.ir_version if model.HasField("ir_version") else None,
-        "producer_name": model.producer_name,
-        "producer_version": model.producer_version,
-        "domain": model.domain,
-        "model_version": model.model_version,
-        "doc_string": model.doc_string,
-        "opset_import": opsets,
-        "metadata_props": [{"key": p.key, "value": p.value} for p in model.metadata_props],
-    }
+        opsets = [(o.domain, o.version) for o in model.opset_import]
+    header = model_header(model.ir_version if model.HasField("ir_version") else None, model.producer_name,
+                          model.producer_version, model.domain, model.model_version, model.doc_string, opsets,
+                          [(p.key, p.value) for p in model.metadata_props])
     functions = [{"domain": f.domain, "name": f.name, "overload": f.overload, "nodes": len(f.node),
                   "inputs": list(f.input), "outputs": list(f.output)} for f in model.functions]
     return summary_dict(header, g.name, value_infos("input"), value_infos("output"), len(g.value_info),
@@ -328,9 +319,3 @@ def _streamed_value_infos(g: Any, field: str, init_names: set) -> list | None:
     if read is None:
         return None
     return value_entries(read, init_names)
-
-
-def _streamed_opsets(model: Any) -> list | None:
-    """The model's ``opset_import`` entries read from their bytes, or None."""
-    read = _read_items(model, "opset_import", opset_entry)
-    return None if read is None else [{"domain": domain, "version": version} for domain, version in read]
