@@ -7,9 +7,16 @@ the tables below are transcribed into wirefmt's declarative types.  Type names d
 Row format: ``(number, name, type, label)``; ``type`` is a scalar kind name or a message
 or enum name; ``label`` is ``""`` (optional), ``"r"`` (repeated), ``"p"`` (repeated,
 ``[packed = true]``) or ``"oneof:NAME"``.
+
+The specs are built from the rows when asked for: `message_spec` and `enum_spec` one
+type at a time (the byte readers of ``irmodel inspect`` read four), `REGISTRY` all of
+them on first access (the message classes), sharing the same spec objects;
+`field_number` reads a number from the rows without building a spec.
 """
 
 from __future__ import annotations
+
+TYPE_CHECKING = False
 
 from wirefmt.schema import KIND_BY_NAME, ENUM, MESSAGE, EnumSpec, FieldSpec, MessageSpec, Registry
 
@@ -165,7 +172,51 @@ def _field(row) -> FieldSpec:
                      packed=True if label == "p" else None, oneof=oneof)
 
 
-REGISTRY = Registry(
-    [MessageSpec(name, tuple(_field(r) for r in rows)) for name, rows in _MESSAGES.items()],
-    [EnumSpec(name, values, closed=True) for name, values in _ENUMS.items()],
-)
+_MESSAGE_SPECS: dict = {}
+_ENUM_SPECS: dict = {}
+
+
+def message_spec(name: str) -> MessageSpec:
+    """The spec of message ``name``, built from its rows on first use (a KeyError names an
+    unknown type).  The byte readers ask for the few they read; building all of them
+    (`REGISTRY`) is what a process that makes messages pays, not ``irmodel inspect``."""
+    spec = _MESSAGE_SPECS.get(name)
+    if spec is None:
+        spec = _MESSAGE_SPECS[name] = MessageSpec(name, tuple(_field(r) for r in _MESSAGES[name]))
+    return spec
+
+
+def enum_spec(name: str) -> EnumSpec:
+    """The spec of enum ``name``, built on first use, as `message_spec`."""
+    spec = _ENUM_SPECS.get(name)
+    if spec is None:
+        spec = _ENUM_SPECS[name] = EnumSpec(name, _ENUMS[name], closed=True)
+    return spec
+
+
+def field_number(type_name: str, field: str) -> int:
+    """The number of ``type_name``'s ``field`` from the rows (no spec built; a KeyError
+    names a typo)."""
+    for row in _MESSAGES[type_name]:
+        if row[1] == field:
+            return row[0]
+    raise KeyError(f"{type_name}.{field}")
+
+
+def field_numbers(type_name: str) -> frozenset:
+    """Every field number of ``type_name``."""
+    return frozenset(row[0] for row in _MESSAGES[type_name])
+
+
+if TYPE_CHECKING:
+    REGISTRY: Registry
+
+
+def __getattr__(name: str) -> Registry:
+    # `REGISTRY`, every message and enum, built on first access (PEP 562) from the same
+    # specs `message_spec` and `enum_spec` hand out.
+    if name != "REGISTRY":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    registry = Registry([message_spec(n) for n in _MESSAGES], [enum_spec(n) for n in _ENUMS])
+    globals()["REGISTRY"] = registry
+    return registry

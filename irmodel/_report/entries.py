@@ -14,9 +14,9 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every process a fe
     from typing import Any, Iterable
 
 from ..limits import add_sizes
-from ..proto import REGISTRY
+from ..proto import enum_spec
 
-_DTYPE_NAMES: dict = REGISTRY.enums["TensorProto.DataType"].names
+_DTYPE_NAMES: dict = enum_spec("TensorProto.DataType").names
 
 
 def dtype_name(code: int) -> str:

@@ -12,12 +12,12 @@ from __future__ import annotations
 from wirefmt.schema import I32, LEN, VARINT
 from wirefmt.varint import encode_varint
 
-from ..proto import REGISTRY
+from ..proto import field_number, field_numbers
 
 
 def number(type_name: str, field: str) -> int:
     """The field number of ``type_name``'s ``field`` (a KeyError names a typo)."""
-    return REGISTRY.messages[type_name].by_name[field].number
+    return field_number(type_name, field)
 
 
 def tag(type_name: str, field: str, wire_type: int) -> int:
@@ -36,7 +36,7 @@ GRAPH_VALUE_INFO_NUMBER = number("GraphProto", "value_info")
 #: GraphProto's singular strings (a canonical graph has each at most once).
 GRAPH_SINGULAR_NUMBERS = frozenset(number("GraphProto", f) for f in ("name", "doc_string"))
 #: Every GraphProto field number (all of them length-delimited).
-GRAPH_NUMBERS = frozenset(f.number for f in REGISTRY.messages["GraphProto"].fields)
+GRAPH_NUMBERS = field_numbers("GraphProto")
 
 # -- NodeProto -------------------------------------------------------------------------------
 NODE_INPUT, NODE_OUTPUT, NODE_NAME, NODE_OP_TYPE, NODE_ATTRIBUTE, NODE_DOC_STRING, NODE_DOMAIN = (

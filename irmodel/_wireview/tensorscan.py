@@ -45,13 +45,13 @@ from wirefmt.schema import INT64, LEN, PACKABLE, SGROUP, VARINT, WIRE_TYPE
 from wirefmt.varint import read_short_varint, read_varint, to_int64
 
 from .._dtypes.table import ELEM_BITS  # (not `rows`: its row classes cost inspect's start)
-from ..proto import REGISTRY
+from ..proto import enum_spec, message_spec
 from . import fields as F
 from .fastpath import declined
 from .patterns import compiled
 from .wire import field as _field
 
-_FIELDS = REGISTRY.messages["TensorProto"].by_name
+_FIELDS = message_spec("TensorProto").by_name
 _DIMS, _DATA_TYPE, _SEGMENT, _NAME, _DATA_LOCATION = (
     F.TENSOR_DIMS, F.TENSOR_DATA_TYPE, F.TENSOR_SEGMENT, F.TENSOR_NAME, F.TENSOR_DATA_LOCATION)
 #: The wire types each known field may carry (a packable repeated field: its own or LEN).
@@ -60,7 +60,7 @@ _WIRE_TYPES = {f.number: frozenset((WIRE_TYPE[f.kind],) + ((LEN,) if f.repeated 
                for f in _FIELDS.values()}
 _INT32_MAX = (1 << 31) - 1
 _EXTERNAL_DATA = F.number("TensorProto", "external_data")
-_EXTERNAL = REGISTRY.enums["TensorProto.DataLocation"].values["EXTERNAL"]
+_EXTERNAL = enum_spec("TensorProto.DataLocation").values["EXTERNAL"]
 _ENTRY_KEY, _ENTRY_VALUE = (F.number("StringStringEntryProto", f) for f in ("key", "value"))
 
 

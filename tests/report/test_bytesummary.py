@@ -206,7 +206,9 @@ def test_a_summary_from_the_bytes_imports_no_message_class_nor_re(tmp_path, exte
     path.write_bytes(_with_external().SerializeToString() if external else _BASE)
     (tmp_path / "w.bin").write_bytes(b"\0" * 16)
     loaded = _modules_after("import sys\nfrom irmodel._report.bytesummary import summarize_path\n"
-                            "assert summarize_path(sys.argv[1]) is not None", path)
+                            "assert summarize_path(sys.argv[1]) is not None\n"
+                            "import irmodel.proto\n"
+                            "assert 'REGISTRY' not in vars(irmodel.proto), 'every message spec was built'", path)
     assert ("irmodel._files.external_data" in loaded) == external
     assert not loaded & (MESSAGE_LAYER | {"re"})  # `re` would cost more than the summary
 

@@ -77,3 +77,20 @@ def test_all_28_data_types_are_known():
     ours = REGISTRY.enum("TensorProto.DataType").values
     assert len(ours) == 29  # UNDEFINED + 28
     assert ours == dict(onnx.TensorProto.DataType.items())
+
+
+def test_the_specs_built_one_by_one_are_the_registrys():
+    # The byte readers build only the specs they read (`message_spec`, `enum_spec`); the
+    # registry, built on first access, hands out the same objects, and the numbers read
+    # from the rows are the specs'.
+    from irmodel import proto
+
+    assert proto.message_spec("TensorProto") is REGISTRY.messages["TensorProto"]
+    assert proto.enum_spec("TensorProto.DataType") is REGISTRY.enums["TensorProto.DataType"]
+    for name, spec in REGISTRY.messages.items():
+        assert proto.field_numbers(name) == {f.number for f in spec.fields}
+        assert all(proto.field_number(name, f.name) == f.number for f in spec.fields)
+    with pytest.raises(KeyError):
+        proto.field_number("NodeProto", "no_such_field")
+    with pytest.raises(AttributeError):
+        proto.NO_SUCH_NAME  # noqa: B018
