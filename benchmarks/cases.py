@@ -139,6 +139,19 @@ def inspect_ours(path):
     return work, lambda r: {"summary": comparable(r[1]), "from_bytes": r[0] is None}
 
 
+def inspect_command(path):
+    """The command itself, ``irmodel inspect --json PATH``, as its program runs it
+    (`irmodel.cli.main` with the command line in ``sys.argv``): what `inspect_ours` runs,
+    plus parsing the command line (argparse, and the ``re`` it imports) and printing.  Its
+    JSON goes to stdout before this harness's line."""
+    def work():
+        from irmodel.cli import main as command
+
+        sys.argv = ["irmodel", "inspect", "--json", path]
+        return command()
+    return work, lambda status: {"status": status}
+
+
 def inspect_reference(path, external="load"):
     import onnx
 
@@ -315,6 +328,7 @@ CASES = {
     ("check", "ours"): check_ours, ("check", "reference"): check_reference,
     ("infer", "ours"): infer_ours, ("infer", "reference"): infer_reference,
     ("inspect", "ours"): inspect_ours, ("inspect", "reference"): inspect_reference,
+    ("inspect", "command"): inspect_command,
     ("walk", "ours"): walk_ours, ("walk", "reference"): walk_reference,
     ("resave", "ours"): resave_ours, ("resave", "reference"): resave_reference,
     ("edit", "ours"): edit_ours, ("edit", "copy"): edit_copy,

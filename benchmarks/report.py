@@ -258,9 +258,12 @@ def _anon(s: dict) -> str:
 
 
 def _floor_text(r_: dict) -> str:
-    """The harness doing nothing, measured in the same rounds (older results have none)."""
-    f = r_.get("floor")
-    return f"; a child doing nothing, same rounds: {secs(f['whole'])} s, {span(f['whole_range'])}" if f else ""
+    """The command itself and the harness doing nothing, measured in the same rounds
+    (older results have neither)."""
+    c, f, r = r_.get("command"), r_.get("floor"), r_["reference"]
+    text = (f"; the command `irmodel inspect --json` itself: {secs(c['whole'])} s, {span(c['whole_range'])}, "
+            f"{speed(c['whole'] / r['whole'])}" if c else "")
+    return text + (f"; a child doing nothing, same rounds: {secs(f['whole'])} s, {span(f['whole_range'])}" if f else "")
 
 
 def _case_inspect(c: dict, models: dict, glance: list) -> list:
@@ -334,7 +337,11 @@ def _case_inspect(c: dict, models: dict, glance: list) -> list:
             "onnx's protobuf objects (`cases.onnx_summary`: node count, op histogram, initializer count "
             "and bytes by dtype, inputs and outputs with shapes; ours computes more: sub-graphs, "
             "functions, external files). Peak anonymous memory is from one more, untimed run of each side "
-            "(`RssAnon` sampled every millisecond, see `cases.py`).", "",
+            "(`RssAnon` sampled every millisecond, see `cases.py`). Two more children run in the same "
+            "rounds: the command itself (`irmodel inspect --json PATH` through `irmodel.cli.main`, as its "
+            "program runs it: ours plus parsing the command line, whose argparse imports `re`, and printing), "
+            "and the harness doing nothing (`cases.floor_bare`: how long an interpreter's start took while "
+            "the case ran, the part of ours' whole process the machine's busy phases slow down most).", "",
             *_table(head, rows), "", *(f"* {x}" for x in notes),
             "* Mapped file pages: a page of a memory-mapped file that a process reads counts in its RSS. On "
             "this kernel a read maps the whole large folio around it (about 1.2 MB measured here), not one "

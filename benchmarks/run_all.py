@@ -389,20 +389,24 @@ def case_inspect(launcher: Launcher, models: dict, repeat: int) -> dict:
         model = models[key]
         path, ref_args = model["path"], _reference_args(key)
         warm(_model_files(model) if key not in EXTERNAL_MODELS else [path])
-        # A third side, the harness doing nothing (`cases.floor_bare`), in the same rounds: ours'
-        # whole process is mostly an interpreter's start, which this machine's busy phases
-        # slow down twice as much as the reference's parse, so each run says how quiet the
-        # machine was while it measured.
+        # Two more sides in the same rounds: the harness doing nothing (`cases.floor_bare`):
+        # ours' whole process is mostly an interpreter's start, which this machine's busy
+        # phases slow down twice as much as the reference's parse, so each run says how quiet
+        # the machine was while it measured; and the command itself (`cases.inspect_command`),
+        # which adds its command-line parsing to what ours runs.
         runs = rounds([("ours", lambda: child(launcher, "inspect", "ours", path)),
                        ("reference", lambda: child(launcher, "inspect", "reference", path, *ref_args)),
-                       ("floor", lambda: child(launcher, "floor", "bare"))],
+                       ("floor", lambda: child(launcher, "floor", "bare")),
+                       ("command", lambda: child(launcher, "inspect", "command", path))],
                       repeat * INSPECT_RUNS_PER_REPEAT)
-        floor = runs.pop("floor")
+        floor, command = runs.pop("floor"), runs.pop("command")
+        if any(r["status"] != 0 for r in command):
+            raise RuntimeError(f"irmodel inspect {path} failed")
         summaries = [json.dumps(r["summary"], sort_keys=True) for side in runs.values() for r in side]
         anon = memory_runs(launcher, "inspect", ["ours", "reference"], path, extra={"reference": ref_args})
         out[key] = {"ours": {**summarize_runs(runs["ours"]), "peak_anon_kb": anon["ours"]},
                     "reference": {**summarize_runs(runs["reference"]), "peak_anon_kb": anon["reference"]},
-                    "floor": summarize_runs(floor),
+                    "floor": summarize_runs(floor), "command": summarize_runs(command),
                     "agree": len(set(summaries)) == 1, "summary": runs["ours"][0]["summary"],
                     "protobuf_backend": runs["reference"][0].get("protobuf_backend"),
                     "external_skipped": bool(ref_args)}
