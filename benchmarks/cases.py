@@ -140,14 +140,14 @@ def inspect_ours(path):
 
 
 def inspect_command(path):
-    """The command itself, ``irmodel inspect --json PATH``, as its program runs it
+    """The command itself, ``irmodel inspect PATH``, as its program runs it
     (`irmodel.cli.main` with the command line in ``sys.argv``): what `inspect_ours` runs,
-    plus parsing the command line (argparse, and the ``re`` it imports) and printing.  Its
-    JSON goes to stdout before this harness's line."""
+    plus parsing the command line (argparse, and the ``re`` it imports) and printing the
+    summary as text, which goes to stdout before this harness's line."""
     def work():
         from irmodel.cli import main as command
 
-        sys.argv = ["irmodel", "inspect", "--json", path]
+        sys.argv = ["irmodel", "inspect", path]
         return command()
     return work, lambda status: {"status": status}
 

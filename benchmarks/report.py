@@ -261,7 +261,7 @@ def _floor_text(r_: dict) -> str:
     """The command itself and the harness doing nothing, measured in the same rounds
     (older results have neither)."""
     c, f, r = r_.get("command"), r_.get("floor"), r_["reference"]
-    text = (f"; the command `irmodel inspect --json` itself: {secs(c['whole'])} s, {span(c['whole_range'])}, "
+    text = (f"; the command `irmodel inspect` itself: {secs(c['whole'])} s, {span(c['whole_range'])}, "
             f"{speed(c['whole'] / r['whole'])}" if c else "")
     return text + (f"; a child doing nothing, same rounds: {secs(f['whole'])} s, {span(f['whole_range'])}" if f else "")
 
@@ -338,7 +338,7 @@ def _case_inspect(c: dict, models: dict, glance: list) -> list:
             "and bytes by dtype, inputs and outputs with shapes; ours computes more: sub-graphs, "
             "functions, external files). Peak anonymous memory is from one more, untimed run of each side "
             "(`RssAnon` sampled every millisecond, see `cases.py`). Two more children run in the same "
-            "rounds: the command itself (`irmodel inspect --json PATH` through `irmodel.cli.main`, as its "
+            "rounds: the command itself (`irmodel inspect PATH` through `irmodel.cli.main`, as its "
             "program runs it: ours plus parsing the command line, whose argparse imports `re`, and printing), "
             "and the harness doing nothing (`cases.floor_bare`: how long an interpreter's start took while "
             "the case ran, the part of ours' whole process the machine's busy phases slow down most).", "",

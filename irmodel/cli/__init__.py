@@ -23,8 +23,11 @@ from ..errors import DecodeError, EncodeError, ExternalDataError, ValidationErro
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from types import ModuleType
-from .common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, OutputError, Parser, UsageError
+
+    from .parser import Parser
+from .common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, OutputError, UsageError
 
 #: The commands (each a module of this package), in the order ``--help`` lists them.
 COMMANDS = ("inspect", "dump", "raw", "check", "infer", "convert", "opset", "print", "parse", "extract", "inline",
@@ -55,6 +58,7 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     """The parser; for a command line that names a command, only that command's module
     is imported (`irmodel inspect` never imports the modules of dump, raw or convert)."""
     from .._version import __version__  # noqa: PLC0415
+    from .parser import Parser  # noqa: PLC0415 - argparse: not for a bare `inspect PATH`
 
     p = Parser(prog="irmodel", description="Inspect, dump, check, infer and convert ONNX models and protobuf files.")
     p.add_argument("--version", action="version", version=f"irmodel {__version__}")
@@ -101,13 +105,29 @@ def main(argv: list[str] | None = None) -> int:
     return _main(argv)
 
 
+def simple_args(argv: list[str] | None) -> argparse.Namespace | None:
+    """What the parser would make of a command line of the one form a command reads
+    without it (its module's ``simple_args``: ``inspect PATH``), else None.  Building the
+    parser imports argparse and, through it, ``re``; tests check that every command line
+    read here is read exactly as the parser reads it."""
+    import sys as _sys  # noqa: PLC0415
+
+    args = _sys.argv[1:] if argv is None else argv
+    if not args or args[0] not in COMMANDS:
+        return None
+    read = getattr(_command_module(args[0]), "simple_args", None)
+    return None if read is None else read(args)
+
+
 def _main(argv: list[str] | None) -> int:
-    try:
-        args = build_parser(argv).parse_args(argv)
-    except UsageError as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    except SystemExit as exc:  # --help, --version
-        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    args = simple_args(argv)
+    if args is None:
+        try:
+            args = build_parser(argv).parse_args(argv)
+        except UsageError as exc:
+            return _fail(str(exc), EXIT_USAGE)
+        except SystemExit as exc:  # --help, --version
+            return exc.code if isinstance(exc.code, int) else EXIT_OK
     path = getattr(args, "path", "")
     try:
         return args.func(args)

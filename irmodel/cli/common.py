@@ -1,8 +1,10 @@
-"""What every command shares: exit statuses, errors, opening the input, output helpers."""
+"""What every command shares: exit statuses, errors, opening the input, output helpers.
+
+No argparse here (`irmodel.cli.parser` has the parser): ``irmodel inspect PATH`` runs
+without it (see `irmodel.cli.inspect.simple_args`)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import stat
 import sys
@@ -30,41 +32,6 @@ class OutputError(Exception):
     a data file that would replace the input, a symlink or a hard-linked file at the
     target are the command line's or the file system's problem, not the model's.
     """
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but errors raise `UsageError` instead of printing usage and exiting."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see '{self.prog} --help')")
-
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        # argparse makes a formatter for every argument it is given (to check its
-        # metavar), and a formatter without a width imports `shutil` (bz2, lzma,
-        # fnmatch) and asks the terminal its size: every command paid for help it never
-        # printed.  The width is now found once, as the formatter would.
-        return self.formatter_class(prog=self.prog, width=_help_width())  # type: ignore[call-arg]
-
-
-_WIDTH: list = []
-
-
-def _help_width() -> int:
-    """What `argparse.HelpFormatter` takes for its width when given none
-    (``shutil.get_terminal_size().columns - 2``), found with `os` alone, once."""
-    if not _WIDTH:
-        try:
-            columns = int(os.environ["COLUMNS"])
-        except (KeyError, ValueError):
-            columns = 0
-        if columns <= 0:
-            stdout = sys.__stdout__
-            try:
-                columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 0
-            except (AttributeError, ValueError, OSError):
-                columns = 0
-        _WIDTH.append((columns if columns > 0 else 80) - 2)
-    return _WIDTH[0]
 
 
 # -- opening files -------------------------------------------------------------------------
@@ -184,6 +151,8 @@ def whole_number(what: str, low: int = 0, high: int | None = None) -> Callable[[
     ``what`` names the expected value in the error ("a number of bytes").
     """
     def parse(value: str) -> int:
+        import argparse  # noqa: PLC0415 - imported already: argparse is what calls this
+
         try:
             n = int(value)
         except ValueError:
@@ -206,6 +175,8 @@ def colon_pairs(expected: str, *, last_colon: bool = False, empty_first: bool = 
     never empty.
     """
     def parse(value: str) -> list:
+        import argparse  # noqa: PLC0415 - imported already: argparse is what calls this
+
         out = []
         for item in value.split(","):
             first, sep, second = item.rpartition(":") if last_colon else item.partition(":")

@@ -13,6 +13,17 @@ from .progress import human_bytes
 from .common import EXIT_OK, check_file, load_model, model_dir, progress_line, write_lines
 
 
+def simple_args(argv: list[str]) -> argparse.Namespace | None:
+    """The parser's reading of ``inspect PATH`` (no option, a path that does not start with
+    ``-``), made without the parser (`irmodel.cli.simple_args`); None for any other
+    command line, which the parser reads."""
+    if len(argv) != 2 or argv[0] != "inspect" or argv[1].startswith("-"):
+        return None
+    from types import SimpleNamespace  # noqa: PLC0415 - built in
+
+    return SimpleNamespace(command="inspect", path=argv[1], json=False, func=run)  # type: ignore[return-value]
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("inspect", help="summarise a model without reading its weights")
     c.add_argument("path", metavar="PATH")
