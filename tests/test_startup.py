@@ -129,11 +129,11 @@ def test_the_help_width_is_the_one_argparse_finds_itself(monkeypatch, columns):
     import argparse
     import shutil
 
-    from irmodel.cli import common
+    from irmodel.cli import parser
 
     monkeypatch.setenv("COLUMNS", columns)
-    monkeypatch.setattr(common, "_WIDTH", [])
-    assert common._help_width() == argparse.HelpFormatter("irmodel")._width == shutil.get_terminal_size().columns - 2
+    monkeypatch.setattr(parser, "_WIDTH", [])
+    assert parser._help_width() == argparse.HelpFormatter("irmodel")._width == shutil.get_terminal_size().columns - 2
 
 
 def test_help_still_lists_every_command(capsys):
