@@ -3,14 +3,12 @@ read it, and without importing argparse or ``re`` (`irmodel.cli.simple_args`).""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import hypothesis.strategies as st
 from hypothesis import given, settings
 
 from irmodel import cli
-from cli_helpers import LENET, ROOT
+from import_probe import modules_after
+from repo_paths import LENET
 
 #: Arguments the parser treats in every way it can: options, abbreviations, the end of
 #: options, a lone dash, paths, other commands.
@@ -53,17 +51,11 @@ def test_only_the_bare_form_is_read_without_the_parser():
         assert cli.simple_args(argv) is None, argv
 
 
-def _modules_after(code: str) -> set:
-    proc = subprocess.run([sys.executable, "-S", "-c", code + "\nprint(sorted(sys.modules))", str(LENET)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return set(eval(proc.stdout.splitlines()[-1]))  # noqa: S307 - our own repr of a list of names
-
-
 def test_the_bare_inspect_imports_neither_argparse_nor_re():
-    loaded = _modules_after("import sys\nfrom irmodel.cli import main\nsys.argv[1:] = ['inspect', sys.argv[1]]\n"
-                            "assert main() == 0")
+    loaded = modules_after("import sys\nfrom irmodel.cli import main\nsys.argv[1:] = ['inspect', sys.argv[1]]\n"
+                           "assert main() == 0", LENET)
     assert "irmodel.cli.inspect" in loaded and not loaded & {"argparse", "re", "irmodel.cli.parser"}
     # any other form builds the parser
-    loaded = _modules_after("import sys\nfrom irmodel.cli import main\nassert main(['inspect', '--json', sys.argv[1]]) == 0")
+    loaded = modules_after("import sys\nfrom irmodel.cli import main\nassert main(['inspect', '--json', sys.argv[1]]) == 0",
+                           LENET)
     assert "argparse" in loaded

@@ -5,8 +5,6 @@ and never an exception, whatever the bytes."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 
 import onnx
@@ -20,8 +18,7 @@ from irmodel._report.bytesummary import summarize_buffer, summarize_path
 from irmodel._report.summary import summarize
 from irmodel._wireview.fastpath import use_fast_paths
 from irmodel._wireview.modelscan import model_layout
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from import_probe import modules_after
 
 
 def _full(data: bytes) -> dict:
@@ -190,13 +187,6 @@ def test_summarize_path_leaves_pipes_and_missing_files_alone(tmp_path):
         os.close(fd)
 
 
-def _modules_after(code: str, path) -> set:
-    proc = subprocess.run([sys.executable, "-S", "-c", code + "\nprint(sorted(sys.modules))", str(path)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return set(eval(proc.stdout.splitlines()[-1]))  # noqa: S307 - our own repr of a list of names
-
-
 MESSAGE_LAYER = {"irmodel.messages", "wirefmt.message", "wirefmt.containers", "irmodel.io", "irmodel._report.summary"}
 
 
@@ -205,10 +195,10 @@ def test_a_summary_from_the_bytes_imports_no_message_class_nor_re(tmp_path, exte
     path = tmp_path / "m.onnx"
     path.write_bytes(_with_external().SerializeToString() if external else _BASE)
     (tmp_path / "w.bin").write_bytes(b"\0" * 16)
-    loaded = _modules_after("import sys\nfrom irmodel._report.bytesummary import summarize_path\n"
-                            "assert summarize_path(sys.argv[1]) is not None\n"
-                            "import irmodel.proto\n"
-                            "assert 'REGISTRY' not in vars(irmodel.proto), 'every message spec was built'", path)
+    loaded = modules_after("import sys\nfrom irmodel._report.bytesummary import summarize_path\n"
+                           "assert summarize_path(sys.argv[1]) is not None\n"
+                           "import irmodel.proto\n"
+                           "assert 'REGISTRY' not in vars(irmodel.proto), 'every message spec was built'", path)
     assert ("irmodel._files.external_data" in loaded) == external
     assert not loaded & (MESSAGE_LAYER | {"re"})  # `re` would cost more than the summary
 
@@ -216,8 +206,8 @@ def test_a_summary_from_the_bytes_imports_no_message_class_nor_re(tmp_path, exte
 def test_inspect_of_a_plain_model_imports_no_message_class(tmp_path):
     path = tmp_path / "m.onnx"
     path.write_bytes(_BASE)
-    loaded = _modules_after("import sys\nfrom irmodel.cli import main\nassert main(['inspect', sys.argv[1]]) == 0",
-                            path)
+    loaded = modules_after("import sys\nfrom irmodel.cli import main\nassert main(['inspect', sys.argv[1]]) == 0",
+                           path)
     assert "irmodel._report.bytesummary" in loaded and not loaded & MESSAGE_LAYER
 
 
