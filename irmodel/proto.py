@@ -181,8 +181,8 @@ def message_spec(name: str) -> MessageSpec:
     unknown type).  The byte readers ask for the few they read; building all of them
     (`REGISTRY`) is what a process that makes messages pays, not ``irmodel inspect``."""
     spec = _MESSAGE_SPECS.get(name)
-    if spec is None:
-        spec = _MESSAGE_SPECS[name] = MessageSpec(name, tuple(_field(r) for r in _MESSAGES[name]))
+    if spec is None:  # setdefault: two threads building it keep one spec
+        spec = _MESSAGE_SPECS.setdefault(name, MessageSpec(name, tuple(_field(r) for r in _MESSAGES[name])))
     return spec
 
 
@@ -190,7 +190,7 @@ def enum_spec(name: str) -> EnumSpec:
     """The spec of enum ``name``, built on first use, as `message_spec`."""
     spec = _ENUM_SPECS.get(name)
     if spec is None:
-        spec = _ENUM_SPECS[name] = EnumSpec(name, _ENUMS[name], closed=True)
+        spec = _ENUM_SPECS.setdefault(name, EnumSpec(name, _ENUMS[name], closed=True))
     return spec
 
 
@@ -218,5 +218,4 @@ def __getattr__(name: str) -> Registry:
     if name != "REGISTRY":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     registry = Registry([message_spec(n) for n in _MESSAGES], [enum_spec(n) for n in _ENUMS])
-    globals()["REGISTRY"] = registry
-    return registry
+    return globals().setdefault("REGISTRY", registry)  # one registry, even if two threads race

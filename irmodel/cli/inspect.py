@@ -19,7 +19,7 @@ def simple_args(argv: list[str]) -> argparse.Namespace | None:
     command line, which the parser reads."""
     if len(argv) != 2 or argv[0] != "inspect" or argv[1].startswith("-"):
         return None
-    from types import SimpleNamespace  # noqa: PLC0415 - built in
+    from types import SimpleNamespace  # noqa: PLC0415 - only for this form (argparse's Namespace is not imported)
 
     return SimpleNamespace(command="inspect", path=argv[1], json=False, func=run)  # type: ignore[return-value]
 
