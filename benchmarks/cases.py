@@ -142,8 +142,9 @@ def inspect_ours(path):
 def inspect_command(path):
     """The command itself, ``irmodel inspect PATH``, as its program runs it
     (`irmodel.cli.main` with the command line in ``sys.argv``): what `inspect_ours` runs,
-    plus parsing the command line (argparse, and the ``re`` it imports) and printing the
-    summary as text, which goes to stdout before this harness's line."""
+    plus the command's own modules, reading its command line (the bare form, without
+    argparse: `irmodel.cli.simple_args`) and printing the summary as text, which goes to
+    stdout before this harness's line."""
     def work():
         from irmodel.cli import main as command
 

@@ -257,7 +257,7 @@ def _anon(s: dict) -> str:
     return mib(s["peak_anon_kb"]) if s.get("peak_anon_kb") is not None else "n/a"
 
 
-def _floor_text(r_: dict) -> str:
+def _same_round_sides(r_: dict) -> str:
     """The command itself and the harness doing nothing, measured in the same rounds
     (older results have neither)."""
     c, f, r = r_.get("command"), r_.get("floor"), r_["reference"]
@@ -303,7 +303,7 @@ def _case_inspect(c: dict, models: dict, glance: list) -> list:
         if whole_limit:
             glance.append([f"a. inspect, {MODEL_LABELS[key]}", f"≥ {1 / whole_limit:.0f}x faster, whole process",
                            speed(o["whole"] / r["whole"]) + f" ({secs(o['whole'])} s vs {secs(r['whole'])} s; runs: "
-                           f"ours {span(o['whole_range'])}, reference {span(r['whole_range'])}{_floor_text(r_)})",
+                           f"ours {span(o['whole_range'])}, reference {span(r['whole_range'])}{_same_round_sides(r_)})",
                            yes(o["whole"] / r["whole"] <= whole_limit)])
         if share:
             glance.append([f"a. inspect, {MODEL_LABELS[key]}", f"peak anonymous memory ≤ {100 * share:.0f}% of the file",
@@ -339,7 +339,8 @@ def _case_inspect(c: dict, models: dict, glance: list) -> list:
             "functions, external files). Peak anonymous memory is from one more, untimed run of each side "
             "(`RssAnon` sampled every millisecond, see `cases.py`). Two more children run in the same "
             "rounds: the command itself (`irmodel inspect PATH` through `irmodel.cli.main`, as its "
-            "program runs it: ours plus parsing the command line, whose argparse imports `re`, and printing), "
+            "program runs it: ours plus the command's modules, reading its bare command line without argparse, "
+            "and printing), "
             "and the harness doing nothing (`cases.floor_bare`: how long an interpreter's start took while "
             "the case ran, the part of ours' whole process the machine's busy phases slow down most).", "",
             *_table(head, rows), "", *(f"* {x}" for x in notes),

@@ -393,7 +393,7 @@ def case_inspect(launcher: Launcher, models: dict, repeat: int) -> dict:
         # ours' whole process is mostly an interpreter's start, which this machine's busy
         # phases slow down twice as much as the reference's parse, so each run says how quiet
         # the machine was while it measured; and the command itself (`cases.inspect_command`),
-        # which adds its command-line parsing to what ours runs.
+        # which adds its own modules, its command line and its printing to what ours runs.
         runs = rounds([("ours", lambda: child(launcher, "inspect", "ours", path)),
                        ("reference", lambda: child(launcher, "inspect", "reference", path, *ref_args)),
                        ("floor", lambda: child(launcher, "floor", "bare")),

@@ -70,8 +70,8 @@ def tensor_header(src, start: int, end: int, depth: int) -> tuple | None:
     ``depth`` is the tensor's nesting depth as the full path would see it (2 for a main
     graph's initializer); it bounds group skipping as there.  See the module docstring.
     """
-    found = _header(src, start, end, depth, None)
-    return None if found is None or found[3] else found[:3]
+    found = _header(src, start, end, depth, None)  # declines any data_location but DEFAULT
+    return None if found is None else found[:3]
 
 
 def initializer_header(src, start: int, end: int, depth: int) -> tuple | None:

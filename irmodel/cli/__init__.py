@@ -110,9 +110,7 @@ def simple_args(argv: list[str] | None) -> argparse.Namespace | None:
     without it (its module's ``simple_args``: ``inspect PATH``), else None.  Building the
     parser imports argparse and, through it, ``re``; tests check that every command line
     read here is read exactly as the parser reads it."""
-    import sys as _sys  # noqa: PLC0415
-
-    args = _sys.argv[1:] if argv is None else argv
+    args = sys.argv[1:] if argv is None else argv
     if not args or args[0] not in COMMANDS:
         return None
     read = getattr(_command_module(args[0]), "simple_args", None)
