@@ -20,6 +20,8 @@ _F32 = struct.Struct("<f")
 _U32 = struct.Struct("<I")
 _F64 = struct.Struct("<d")
 _U64 = struct.Struct("<Q")
+_f32_pack, _f32_unpack, _u32_pack, _u32_unpack = _F32.pack, _F32.unpack, _U32.pack, _U32.unpack
+_INF = math.inf
 
 #: The bits that ``nan`` and ``-nan`` read back as (float32, double).
 NAN32, NEG_NAN32 = 0x7FC00000, 0xFFC00000
@@ -81,42 +83,74 @@ def _nan_text(bits: int, pos: int, neg: int, width: int) -> str:
     return f"nan(0x{bits:0{width}x})"
 
 
+#: ``"%.{n-1}e"`` for n = 1..9: the closest decimal of n significant digits.
+_DIGITS = [""] + ["%." + str(n - 1) + "e" for n in range(1, 10)]
+
+
 def format_float32(x: float) -> str:
-    """A float32 value (held in a Python float) as onnx prints it."""
+    """A float32 value (held in a Python float) as onnx prints it.
+
+    Printing a model's float data calls this for every value, so it is tuned (module-level
+    bindings, the common tries inline, the text laid out from ``%e``'s own digits):
+    printing the 75,000-node residual MLP spends most of its time here (RESULTS.md, "The
+    text of the torch-shaped MLP")."""
     if x != x:
         bits = getattr(x, "bits", None)  # wirefmt's Float32NaN keeps a float32 NaN's bits
         if bits is None:
-            bits = _U32.unpack(_F32.pack(x))[0]
+            bits = _u32_unpack(_f32_pack(x))[0]
         return _nan_text(bits, NAN32, NEG_NAN32, 8)
     if x == 0.0:
         return "-0" if math.copysign(1.0, x) < 0 else "0"
-    if x in (math.inf, -math.inf):
+    if x == _INF or x == -_INF:
         return "inf" if x > 0 else "-inf"
-    a = abs(x)
-    # Fewest significant digits that read back as the same float32.  Reading back gets
-    # closer as digits are added (if n digits do, n + 1 do), so the search starts from the
-    # count that the width of what reads back guarantees (decimals of n digits are spaced
-    # closer than that width: one falls inside), tries one and two fewer (most float data
-    # needs the estimate or one digit less), and bisects below only when those read back
-    # too (a value that happens to have a short decimal, as 0.5).
-    bounds = _bounds(a)
-    sure = min(9, max(1, math.floor(math.log10(a)) - math.floor(math.log10(bounds[1] - bounds[0])) + 1))
-    best = _round_trip(a, sure, bounds)
-    while best is None and sure < 9:  # not expected: the estimate is exact or one more
-        sure += 1
-        best = _round_trip(a, sure, bounds)
-    if best is None:
-        best = f"{a:.8e}"
-    lo, hi = 1, sure - 1
-    while lo <= hi:  # the fewest digits below ``sure``: one fewer, two fewer, then bisection
-        mid = hi if hi >= sure - 2 else (lo + hi) // 2
-        found = _round_trip(a, mid, bounds)
-        if found is None:
-            lo = mid + 1
+    a = -x if x < 0 else x
+    # What reads back as ``a`` lies between the midpoints to its two float32 neighbours
+    # (exact in a double: two neighbouring float32 values sum in 26 bits); past the largest,
+    # half an ulp, where reading overflows.  Below a power of two the interval is lopsided.
+    bits = _u32_unpack(_f32_pack(a))[0]
+    below = _f32_unpack(_u32_pack(bits - 1))[0]
+    above = _f32_unpack(_u32_pack(bits + 1))[0]
+    lo = (a + below) / 2
+    hi = (a + above) / 2 if above != _INF else a + (a - below) / 2
+    lopsided = a - below != above - a
+    # The fewest significant digits that read back.  Reading back gets closer as digits
+    # are added (if n digits do, n + 1 do), 9 always do, and float data mostly needs 7 to
+    # 9: try 8, then 9 or fewer (7, 6, then bisection for a short decimal such as 0.5).
+    text = _DIGITS[8] % a
+    d = float(text)
+    if not lo < d < hi:
+        text = _reads_back(a, 8, lo, hi, lopsided)
+    if text is None:
+        n = 9
+        text = _reads_back(a, 9, lo, hi, lopsided) or f"{a:.8e}"
+    else:
+        n, low, high = 8, 1, 7
+        while low <= high:
+            mid = high if high >= 6 else (low + high) // 2
+            found = _reads_back(a, mid, lo, hi, lopsided)
+            if found is None:
+                low = mid + 1
+            else:
+                text, n, high = found, mid, mid - 1
+    if text[1:2] != "." and n > 1 or text[-4:-3] != "e":
+        digits, exp = _split(text)  # a neighbour's digits (`_reads_back`): rare
+        return _layout(digits, exp, x < 0, a)
+    # ``text`` is ``%e``'s: d.ddde±XX, the shortest digits, no trailing zero (a shorter
+    # decimal would have read back), and exactly to_chars' scientific form.
+    e10 = int(text[-3:])
+    # Fixed notation where it is no longer than scientific (to_chars' tie goes to fixed):
+    # an integer has e10 + 1 digits, a fraction n + 1 characters (with its point), below
+    # 1 another -e10 leading zeros.
+    fixed_length = e10 + 1 if e10 >= n - 1 else n + 1 if e10 >= 0 else n + 1 - e10
+    if fixed_length <= len(text):
+        digits = text[0] + text[2:-4] if n > 1 else text[0]
+        if e10 >= n - 1:
+            text = str(int(a))  # every digit of an integer, as to_chars writes it
+        elif e10 >= 0:
+            text = digits[:e10 + 1] + "." + digits[e10 + 1:]
         else:
-            best, hi = found, mid - 1
-    digits, exp = _split(best)
-    return _layout(digits, exp, x < 0, a)
+            text = "0." + "0" * (-e10 - 1) + digits
+    return "-" + text if x < 0 else text
 
 
 def float32_text(bits: int) -> str:
@@ -124,48 +158,31 @@ def float32_text(bits: int) -> str:
     return format_float32(_F32.unpack(_U32.pack(bits))[0])
 
 
-def _round_trip(a: float, ndigits: int, bounds: tuple) -> str | None:
-    """The closest ``ndigits``-digit decimal to ``a`` that reads back as ``a`` (or one
-    next to it: below a power of two the interval that reads back is lopsided).
-    ``bounds``: `_bounds` of ``a``."""
-    text = f"{a:.{ndigits - 1}e}"
-    if _reads_back(text, a, bounds):
-        return text
-    mant, _, e = text.partition("e")
-    d = int(mant.replace(".", ""))
-    for cand in (d + 1, d - 1):
-        if cand <= 0:
-            continue
-        s = f"{cand}e{int(e) - (ndigits - 1)}"
-        if len(str(cand)) == ndigits and _reads_back(s, a, bounds):
-            return f"{s}"
-    return None
+def _reads_back(a: float, n: int, lo: float, hi: float, lopsided: bool) -> str | None:
+    """The closest ``n``-digit decimal to ``a`` that reads back as ``a`` (or, where what
+    reads back is lopsided, the next one on the wide side), or None.
 
-
-def _bounds(a: float) -> tuple:
-    """The midpoints between the positive float32 ``a`` and its two neighbours (for the
-    largest, half an ulp past it, where reading overflows): what reads back as ``a`` lies
-    between them.  Exact in a double: two neighbouring float32 values sum in 26 bits."""
-    below = _next_f32(a, False)
-    above = _next_f32(a, True)
-    return (a + below) / 2, (a + above) / 2 if above != math.inf else a + (a - below) / 2
-
-
-def _reads_back(text: str, a: float, bounds: tuple) -> bool:
-    """Whether the decimal ``text`` reads back as the positive float32 ``a`` (as
-    `read_float32` says), from one read as a double: rounding is monotonic, so a double
-    strictly inside ``bounds`` comes from a decimal strictly inside them, and one strictly
-    outside from one outside.  A double on a midpoint itself is left to `read_float32`
-    (ties go to the even neighbour, decided by the decimal's exact value).  About a fifth of
-    the cost of `read_float32` per try, which printing a model's float data makes up to six
-    times per value."""
+    Decided from one read as a double: rounding is monotonic, so a double strictly inside
+    ``(lo, hi)`` comes from a decimal strictly inside, and one strictly outside from one
+    outside.  A double on a midpoint itself is left to `read_float32` (ties go to the even
+    neighbour, decided by the decimal's exact value).  Where the interval is symmetric,
+    the closest decimal failing means every other one of ``n`` digits fails too."""
+    text = _DIGITS[n] % a
     d = float(text)
-    below, above = bounds
-    if below < d < above:
-        return True
-    if d < below or d > above:
-        return False
-    return _f32_or_none(text) == a
+    if lo < d < hi or ((d == lo or d == hi) and _f32_or_none(text) == a):
+        return text
+    if not lopsided:
+        return None
+    mant, _, e = text.partition("e")
+    closest = int(mant.replace(".", ""))
+    other = closest + 1 if d < a else closest - 1
+    if other <= 0 or len(str(other)) != n:
+        return None
+    text = f"{other}e{int(e) - (n - 1)}"
+    d = float(text)
+    if lo < d < hi or ((d == lo or d == hi) and _f32_or_none(text) == a):
+        return text
+    return None
 
 
 def _f32_or_none(text: str) -> float | None:

@@ -269,3 +269,22 @@ def test_float32_values_of_every_kind_print_as_onnx_prints_them():
         value = struct.unpack("<f", struct.pack("<I", bits))[0]
         assert _ours_float_text(value) == _onnx_float_text(value)
     check()
+
+
+def test_many_float32_values_in_one_tensor_print_as_onnx_prints_them():
+    """Every digit count and both notations at once: 20,000 finite float32 bit patterns
+    (uniform over the bits, so every exponent; weights as a model holds them; short
+    decimals; integers) in the ``float_data`` of one tensor, printed by both."""
+    import random
+
+    rng = random.Random(20261127)
+    bits = [b for b in (rng.getrandbits(32) for _ in range(8000)) if (b >> 23) & 0xFF != 0xFF]
+    values = [struct.unpack("<f", struct.pack("<I", b))[0] for b in bits]
+    values += [rng.gauss(0.0, 0.02) for _ in range(8000)]
+    values += [s * m * 10.0 ** e for s in (1, -1) for m in (1, 1.5, 2.5, 5, 7) for e in range(-30, 30)]
+    values += [float(rng.randrange(1, 1 << 24)) for _ in range(1000)]
+    tensor = oh.make_tensor("t", TensorProto.FLOAT, [len(values)], values)
+    node = oh.make_node("Constant", [], ["y"], value=tensor)
+    theirs = onnx_printer.to_text(node)
+    ours = to_text(irmodel.NodeProto.FromString(node.SerializeToString()))
+    assert ours.split("{", 1)[1] == theirs.split("{", 1)[1]
