@@ -116,10 +116,9 @@ def format_float32(x: float) -> str:
     # The fewest significant digits that read back.  Reading back gets closer as digits
     # are added (if n digits do, n + 1 do), 9 always do, and float data mostly needs 7 to
     # 9: try 8, then 9 or fewer (7, 6, then bisection for a short decimal such as 0.5).
-    text = _DIGITS[8] % a
-    d = float(text)
-    if not lo < d < hi:
-        text = _reads_back(a, 8, lo, hi, lopsided)
+    eight = _DIGITS[8] % a
+    d = float(eight)
+    text = eight if lo < d < hi else _reads_back(a, 8, lo, hi, lopsided)
     if text is None:
         n = 9
         text = _reads_back(a, 9, lo, hi, lopsided) or f"{a:.8e}"
