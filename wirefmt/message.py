@@ -281,35 +281,16 @@ class Message:
             self._touch()
 
     def ListFields(self) -> list:
-        """``(FieldSpec, value)`` for every present field, in field-number order.
-
-        The printer, `to_dict` and the copy of a message call this for every node,
-        attribute and tensor they visit, so `_has_any` and `_present` are inlined here over
-        local bindings (the same rules; printing the 75,000-node residual MLP: RESULTS.md,
-        "The text of the torch-shaped MLP")."""
-        d = self.__dict__
-        lazy = d.get("_lazy") or ()
-        implicit = self._implicit
+        """``(FieldSpec, value)`` for every present field, in field-number order."""
         out = []
         for f in self._spec.fields:
-            name = f.name
             if f.repeated:
-                if name in d or name in lazy:
-                    v = getattr(self, name)
+                if self._has_any(f.name):
+                    v = getattr(self, f.name)
                     if len(v):
                         out.append((f, v))
-            elif name in lazy:
-                out.append((f, getattr(self, name)))
-            else:
-                v = d.get(name)
-                if v is None:
-                    continue
-                if f.kind == MESSAGE:
-                    if v._idx == UNATTACHED_DEFAULT:
-                        continue
-                elif name in implicit and _values.is_default(v):
-                    continue
-                out.append((f, getattr(self, name)))
+            elif self._present(f):
+                out.append((f, getattr(self, f.name)))
         return out
 
     def _has_any(self, name: str) -> bool:
