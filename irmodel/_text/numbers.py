@@ -92,8 +92,8 @@ def format_float32(x: float) -> str:
 
     Printing a model's float data calls this for every value, so it is tuned (module-level
     bindings, the common tries inline, the text laid out from ``%e``'s own digits):
-    printing the 75,000-node residual MLP spends most of its time here (RESULTS.md, "The
-    text of the torch-shaped MLP")."""
+    printing the 75,000-node residual MLP spent most of its time here before (RESULTS.md,
+    "The text of the torch-shaped MLP")."""
     if x != x:
         bits = getattr(x, "bits", None)  # wirefmt's Float32NaN keeps a float32 NaN's bits
         if bits is None:
