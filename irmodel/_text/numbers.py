@@ -131,11 +131,8 @@ def format_float32(x: float) -> str:
                 low = mid + 1
             else:
                 text, n, high = found, mid, mid - 1
-    if text[1:2] != "." and n > 1 or text[-4:-3] != "e":
-        digits, exp = _split(text)  # a neighbour's digits (`_reads_back`): rare
-        return _layout(digits, exp, x < 0, a)
-    # ``text`` is ``%e``'s: d.ddde±XX, the shortest digits, no trailing zero (a shorter
-    # decimal would have read back), and exactly to_chars' scientific form.
+    # ``text`` is in ``%e``'s form, d.ddde±XX: the shortest digits, no trailing zero (a
+    # shorter decimal would have read back), and exactly to_chars' scientific form.
     e10 = int(text[-3:])
     # Fixed notation where it is no longer than scientific (to_chars' tie goes to fixed):
     # an integer has e10 + 1 digits, a fraction n + 1 characters (with its point), below
@@ -159,7 +156,7 @@ def float32_text(bits: int) -> str:
 
 def _reads_back(a: float, n: int, lo: float, hi: float, lopsided: bool) -> str | None:
     """The closest ``n``-digit decimal to ``a`` that reads back as ``a`` (or, where what
-    reads back is lopsided, the next one on the wide side), or None.
+    reads back is lopsided, the next one on the wide side), in ``%e``'s form, or None.
 
     Decided from one read as a double: rounding is monotonic, so a double strictly inside
     ``(lo, hi)`` comes from a decimal strictly inside, and one strictly outside from one
@@ -174,10 +171,10 @@ def _reads_back(a: float, n: int, lo: float, hi: float, lopsided: bool) -> str |
         return None
     mant, _, e = text.partition("e")
     closest = int(mant.replace(".", ""))
-    other = closest + 1 if d < a else closest - 1
-    if other <= 0 or len(str(other)) != n:
+    other = str(closest + 1 if d < a else closest - 1)
+    if other == "0" or len(other) != n:
         return None
-    text = f"{other}e{int(e) - (n - 1)}"
+    text = (other[0] + "." + other[1:] if n > 1 else other) + "e" + e
     d = float(text)
     if lo < d < hi or ((d == lo or d == hi) and _f32_or_none(text) == a):
         return text
