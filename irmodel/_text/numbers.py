@@ -151,7 +151,7 @@ def format_float32(x: float) -> str:
 
 def float32_text(bits: int) -> str:
     """The text of the float32 with these bits."""
-    return format_float32(_F32.unpack(_U32.pack(bits))[0])
+    return format_float32(bits_float32(bits))
 
 
 def _reads_back(a: float, n: int, lo: float, hi: float, lopsided: bool) -> str | None:
